@@ -1,0 +1,526 @@
+/*
+ * config: the settings table and its parser.  See config.h.
+ */
+#include "config.h"
+
+#include "common/config.h"
+#include "common/log.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <strings.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define OFF(field) offsetof(struct config, field)
+
+/*
+ * The one table.  Adding a setting means adding a field to struct config and
+ * a line here; -t, the parser, the flags and reload all follow from it.
+ */
+const struct config_key config_keys[] = {
+    {"workers", CONFIG_WORKERS, OFF(workers), 1, CONFIG_MAX_WORKERS, "auto", 1, 0,
+     "worker processes: a number or auto (one per online core)"},
+    {"listen", CONFIG_LIST, OFF(listen), 0, 0, "127.0.0.1:8080", 1, 0,
+     "HOST:PORT to listen on; repeat for several"},
+    {"daemonize", CONFIG_BOOL, OFF(daemonize), 0, 0, "no", 0, 0, "detach from the terminal"},
+    {"pid_file", CONFIG_STRING, OFF(pid_file), 0, 0, NULL, 0, 0, "where to write the master pid"},
+    {"user", CONFIG_STRING, OFF(user), 0, 0, NULL, 0, 0, "drop to this user after binding"},
+    {"group", CONFIG_STRING, OFF(group), 0, 0, NULL, 0, 0, "drop to this group after binding"},
+    {"allow_root", CONFIG_BOOL, OFF(allow_root), 0, 0, "no", 0, 0,
+     "let workers run as root when no user is set"},
+    {"log", CONFIG_STRING, OFF(log), 0, 0, "stderr", 1, 0, "stderr, syslog or a file path"},
+    {"log_level", CONFIG_LOGLEVEL, OFF(log_level), 0, 0, "info", 1, 0,
+     "debug, info, notice, warning or error"},
+    {"reuseport", CONFIG_BOOL, OFF(reuseport), 0, 0, "no", 1, 0,
+     "each worker opens its own SO_REUSEPORT socket"},
+    {"timeout", CONFIG_INT, OFF(timeout), 1, 3600, "30", 1, 0,
+     "seconds without a heartbeat before a worker is killed"},
+    {"graceful_timeout", CONFIG_INT, OFF(graceful_timeout), 1, 3600, "30", 1, 0,
+     "seconds a retiring worker may take to finish its requests"},
+    {"max_body_size", CONFIG_INT, OFF(max_body_size), 1024, 1L << 30, "1048576", 1, 0,
+     "largest request body in bytes (413 beyond)"},
+    {"max_header_size", CONFIG_INT, OFF(max_header_size), 1024, 1L << 20, "16384", 1, 0,
+     "largest request header block in bytes"},
+    {"idle_timeout", CONFIG_INT, OFF(idle_timeout), 1, 3600, "60", 1, 0,
+     "seconds a keep-alive connection may stay idle"},
+    {"db", CONFIG_STRING, OFF(db), 0, 0, NULL, 1, 0,
+     "PostgreSQL connection string (default: DATABASE_URL, then the PG* variables)"},
+    {"pool", CONFIG_INT, OFF(pool), 1, 256, "4", 1, 0, "database connections per worker"},
+    {"pool_queue", CONFIG_INT, OFF(pool_queue), 0, 100000, "1024", 1, 0,
+     "requests that may wait for a connection per worker (503 beyond)"},
+    {"jwt_secret", CONFIG_STRING, OFF(jwt_secret), 0, 0, NULL, 1, 1,
+     "HS256 key shared by every worker and instance, at least 32 bytes"},
+    {"jwt_lifetime", CONFIG_INT, OFF(jwt_lifetime), 60, 10L * 365 * 86400, "2592000", 1, 0,
+     "seconds a token stays valid"},
+    {"bcrypt_cost", CONFIG_INT, OFF(bcrypt_cost), 4, 31, "10", 1, 0, "bcrypt cost of new hashes"},
+    {"bcrypt_threads", CONFIG_INT, OFF(bcrypt_threads), 1, 64, "2", 1, 0,
+     "password hashing threads per worker"},
+    {"dev", CONFIG_BOOL, OFF(dev), 0, 0, "no", 1, 0,
+     "development mode: a fixed, public JWT secret"},
+};
+
+const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err != NULL && errlen > 0)
+        vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+const struct config_key *
+config_find(const char *name)
+{
+    for (size_t i = 0; i < config_nkeys; i++)
+        if (strcmp(config_keys[i].name, name) == 0)
+            return &config_keys[i];
+    return NULL;
+}
+
+#define FIELD(c, k, type) ((type *)((char *)(c) + (k)->offset))
+
+static void
+list_clear(struct config *c)
+{
+    for (int i = 0; i < c->nlisten; i++) {
+        free(c->listen[i]);
+        c->listen[i] = NULL;
+    }
+    c->nlisten = 0;
+}
+
+static int
+parse_bool(const char *v, int *out)
+{
+    static const char *const yes[] = {"yes", "on", "true", "1"};
+    static const char *const no[] = {"no", "off", "false", "0"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0)
+            return *out = 1, 0;
+        if (strcasecmp(v, no[i]) == 0)
+            return *out = 0, 0;
+    }
+    return -1;
+}
+
+static int
+parse_long(const char *v, long *out)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0')
+        return -1;
+    *out = n;
+    return 0;
+}
+
+/* HOST:PORT, [V6]:PORT; the port is required so that a typo cannot bind 80. */
+static int
+valid_address(const char *v)
+{
+    const char *colon;
+    if (v[0] == '[') {
+        const char *close = strchr(v, ']');
+        if (close == NULL || close[1] != ':' || close == v + 1)
+            return 0;
+        colon = close + 1;
+    } else {
+        colon = strrchr(v, ':');
+        if (colon == NULL || colon == v || memchr(v, ':', (size_t)(colon - v)) != NULL)
+            return 0;
+    }
+    long port;
+    if (parse_long(colon + 1, &port) < 0 || port < 0 || port > 65535)
+        return 0;
+    return 1;
+}
+
+int
+config_set(struct config *c, const char *key, const char *value, int replace, char *err,
+           size_t errlen)
+{
+    const struct config_key *k = config_find(key);
+    if (k == NULL) {
+        seterr(err, errlen, "unknown key \"%s\"", key);
+        return -1;
+    }
+    long n;
+    switch (k->type) {
+    case CONFIG_WORKERS:
+        if (strcmp(value, "auto") == 0) {
+            *FIELD(c, k, int) = 0;
+            return 0;
+        }
+        /* otherwise a number */
+        __attribute__((fallthrough));
+    case CONFIG_INT:
+        if (parse_long(value, &n) < 0) {
+            seterr(err, errlen, "%s: \"%s\" is not a whole number", key, value);
+            return -1;
+        }
+        if (n < k->min || n > k->max) {
+            seterr(err, errlen, "%s: %ld is out of range (%ld to %ld)", key, n, k->min, k->max);
+            return -1;
+        }
+        *FIELD(c, k, int) = (int)n;
+        return 0;
+    case CONFIG_BOOL:
+        if (parse_bool(value, FIELD(c, k, int)) < 0) {
+            seterr(err, errlen, "%s: \"%s\" is not yes or no", key, value);
+            return -1;
+        }
+        return 0;
+    case CONFIG_LOGLEVEL: {
+        int level = log_level_parse(value);
+        if (level < 0) {
+            seterr(err, errlen, "%s: \"%s\" is not debug, info, notice, warning or error", key,
+                   value);
+            return -1;
+        }
+        *FIELD(c, k, int) = level;
+        return 0;
+    }
+    case CONFIG_STRING: {
+        char **slot = FIELD(c, k, char *);
+        char *copy = strdup(value);
+        if (copy == NULL) {
+            seterr(err, errlen, "out of memory");
+            return -1;
+        }
+        free(*slot);
+        *slot = copy;
+        return 0;
+    }
+    case CONFIG_LIST:
+        if (!valid_address(value)) {
+            seterr(err, errlen, "%s: \"%s\" is not HOST:PORT", key, value);
+            return -1;
+        }
+        if (replace || c->listen_default)
+            list_clear(c);
+        c->listen_default = 0;
+        if (c->nlisten >= CONFIG_MAX_LISTEN) {
+            seterr(err, errlen, "%s: more than %d addresses", key, CONFIG_MAX_LISTEN);
+            return -1;
+        }
+        if ((c->listen[c->nlisten] = strdup(value)) == NULL) {
+            seterr(err, errlen, "out of memory");
+            return -1;
+        }
+        c->nlisten++;
+        return 0;
+    }
+    seterr(err, errlen, "%s: unhandled type", key);
+    return -1;
+}
+
+void
+config_init(struct config *c)
+{
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        if (k->defval == NULL)
+            continue;
+        char err[CONFIG_ERR_LEN];
+        if (config_set(c, k->name, k->defval, 0, err, sizeof(err)) < 0)
+            fatal("bad default in the config table: %s", err);
+    }
+    /* The first address a file or flag names replaces the default one. */
+    c->listen_default = 1;
+}
+
+void
+config_free(struct config *c)
+{
+    list_clear(c);
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        if (k->type == CONFIG_STRING) {
+            char **slot = FIELD(c, k, char *);
+            free(*slot);
+            *slot = NULL;
+        }
+    }
+}
+
+int
+config_copy(struct config *dst, const struct config *src)
+{
+    *dst = *src;
+    int n = src->nlisten;
+    for (int i = 0; i < n; i++)
+        dst->listen[i] = NULL;
+    for (size_t i = 0; i < config_nkeys; i++)
+        if (config_keys[i].type == CONFIG_STRING)
+            *FIELD(dst, &config_keys[i], char *) = NULL;
+    for (int i = 0; i < n; i++)
+        if ((dst->listen[i] = strdup(src->listen[i])) == NULL)
+            goto fail;
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        if (k->type != CONFIG_STRING)
+            continue;
+        const char *s = *FIELD(src, k, char *const);
+        if (s != NULL && (*FIELD(dst, k, char *) = strdup(s)) == NULL)
+            goto fail;
+    }
+    return 0;
+fail:
+    config_free(dst);
+    return -1;
+}
+
+static char *
+trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return s;
+}
+
+/*
+ * One line: blank, "# comment", or "key = value".  A value may be written in
+ * double quotes to keep leading or trailing spaces or a '#'.
+ */
+static int
+parse_line(struct config *c, char *line, char *err, size_t errlen)
+{
+    char *s = trim(line);
+    if (*s == '\0' || *s == '#')
+        return 0;
+    char *eq = strchr(s, '=');
+    if (eq == NULL) {
+        seterr(err, errlen, "expected key = value, found \"%.40s\"", s);
+        return -1;
+    }
+    *eq = '\0';
+    char *key = trim(s);
+    char *value = trim(eq + 1);
+    if (*key == '\0') {
+        seterr(err, errlen, "missing key before '='");
+        return -1;
+    }
+    if (*value == '"') {
+        size_t n = strlen(value);
+        if (n < 2 || value[n - 1] != '"') {
+            seterr(err, errlen, "%s: unterminated quoted value", key);
+            return -1;
+        }
+        value[n - 1] = '\0';
+        value++;
+    } else {
+        char *hash = strstr(value, " #");
+        if (hash != NULL) {
+            *hash = '\0';
+            value = trim(value);
+        }
+    }
+    if (*value == '\0') {
+        seterr(err, errlen, "%s: empty value", key);
+        return -1;
+    }
+    return config_set(c, key, value, 0, err, errlen);
+}
+
+int
+config_load_text(struct config *c, const char *name, const char *text, char *err, size_t errlen)
+{
+    int lineno = 0;
+    const char *p = text;
+    while (*p != '\0') {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        lineno++;
+        char line[4096];
+        if (len >= sizeof(line)) {
+            seterr(err, errlen, "%s:%d: line too long", name, lineno);
+            return -1;
+        }
+        memcpy(line, p, len);
+        line[len] = '\0';
+        if (memchr(p, '\0', len) != NULL || strlen(line) != len) {
+            seterr(err, errlen, "%s:%d: NUL byte in line", name, lineno);
+            return -1;
+        }
+        char reason[CONFIG_ERR_LEN];
+        if (parse_line(c, line, reason, sizeof(reason)) < 0) {
+            seterr(err, errlen, "%s:%d: %s", name, lineno, reason);
+            return -1;
+        }
+        p += len;
+        if (*p == '\n')
+            p++;
+    }
+    return 0;
+}
+
+int
+config_load_file(struct config *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        seterr(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* Config files are small; a megabyte is a mistake, not a config. */
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    int rc = -1;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            if (cap > (1u << 20)) {
+                seterr(err, errlen, "%s: larger than 1 MiB", path);
+                goto out;
+            }
+            char *grown = realloc(text, cap);
+            if (grown == NULL) {
+                seterr(err, errlen, "%s: out of memory", path);
+                goto out;
+            }
+            text = grown;
+        }
+        size_t n = fread(text + len, 1, cap - len - 1, f);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    if (ferror(f)) {
+        seterr(err, errlen, "%s: read error", path);
+        goto out;
+    }
+    text[len] = '\0';
+    if (strlen(text) != len) {
+        /* find the line of the NUL for the message */
+        int lineno = 1;
+        for (size_t i = 0; i < len && text[i] != '\0'; i++)
+            lineno += text[i] == '\n';
+        seterr(err, errlen, "%s:%d: NUL byte in line", path, lineno);
+        goto out;
+    }
+    rc = config_load_text(c, path, text, err, errlen);
+out:
+    free(text);
+    fclose(f);
+    return rc;
+}
+
+int
+config_validate(const struct config *c, char *err, size_t errlen)
+{
+    if (c->group != NULL && c->user == NULL) {
+        seterr(err, errlen, "group is set but user is not");
+        return -1;
+    }
+    if (!c->dev) {
+        if (c->jwt_secret == NULL) {
+            seterr(err, errlen,
+                   "no jwt_secret: set it in the config file or CONDUITD_JWT_SECRET "
+                   "(or use --dev for a development secret)");
+            return -1;
+        }
+    }
+    if (c->jwt_secret != NULL && strlen(c->jwt_secret) < 32) {
+        seterr(err, errlen, "jwt_secret is shorter than 32 bytes");
+        return -1;
+    }
+    return 0;
+}
+
+int
+config_workers(const struct config *c)
+{
+    if (c->workers > 0)
+        return c->workers;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    if (n > CONFIG_MAX_WORKERS)
+        n = CONFIG_MAX_WORKERS;
+    return (int)n;
+}
+
+void
+config_print(const struct config *c, FILE *out)
+{
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        switch (k->type) {
+        case CONFIG_WORKERS:
+            if (c->workers == 0)
+                fprintf(out, "%s = auto (%d)\n", k->name, config_workers(c));
+            else
+                fprintf(out, "%s = %d\n", k->name, c->workers);
+            break;
+        case CONFIG_INT:
+            fprintf(out, "%s = %d\n", k->name, *FIELD(c, k, const int));
+            break;
+        case CONFIG_BOOL:
+            fprintf(out, "%s = %s\n", k->name, *FIELD(c, k, const int) ? "yes" : "no");
+            break;
+        case CONFIG_LOGLEVEL:
+            fprintf(out, "%s = %s\n", k->name, log_level_name(*FIELD(c, k, const int)));
+            break;
+        case CONFIG_STRING: {
+            const char *s = *FIELD(c, k, char *const);
+            if (s == NULL)
+                fprintf(out, "# %s is not set\n", k->name);
+            else if (k->secret)
+                fprintf(out, "%s = (set, %zu bytes, not shown)\n", k->name, strlen(s));
+            else
+                fprintf(out, "%s = %s\n", k->name, s);
+            break;
+        }
+        case CONFIG_LIST: {
+            for (int j = 0; j < c->nlisten; j++)
+                fprintf(out, "%s = %s\n", k->name, c->listen[j]);
+            break;
+        }
+        }
+    }
+}
+
+static int
+same_string(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+const char *
+config_nonreloadable_change(const struct config *a, const struct config *b)
+{
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        if (k->reloadable)
+            continue;
+        switch (k->type) {
+        case CONFIG_STRING:
+            if (!same_string(*FIELD(a, k, char *const), *FIELD(b, k, char *const)))
+                return k->name;
+            break;
+        case CONFIG_LIST:
+            break; /* no list is non-reloadable */
+        default:
+            if (*FIELD(a, k, const int) != *FIELD(b, k, const int))
+                return k->name;
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,107 @@
+/*
+ * config: the settings of one generation of workers, and the one table that
+ * describes them (name, type, bounds, default, reloadable), as Redis does.
+ *
+ * Every setting can come from the config file (key = value), from the
+ * environment where noted, or from a command-line flag; flags win.  A reload
+ * parses into a fresh struct config and swaps it in only when the whole
+ * result is valid, so a bad file never half-applies.
+ *
+ * Ownership: a struct config owns every string it points to; config_free()
+ * releases them, config_copy() deep-copies.
+ */
+#ifndef CONDUITD_CONFIG_H
+#define CONDUITD_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define CONFIG_MAX_LISTEN 16
+#define CONFIG_MAX_WORKERS 1024
+#define CONFIG_ERR_LEN 512
+
+/* Publicly known, so only ever used with dev = yes. */
+#define CONFIG_DEV_JWT_SECRET "conduitd-development-secret-not-for-production-use"
+
+struct config {
+    int workers; /* 0 means auto: one per online core */
+    char *listen[CONFIG_MAX_LISTEN];
+    int nlisten;
+    int listen_default; /* still the built-in address: the first one given replaces it */
+    int daemonize;
+    char *pid_file;
+    char *user;
+    char *group;
+    int allow_root;
+    char *log;
+    int log_level;
+    int reuseport;
+    int timeout;
+    int graceful_timeout;
+
+    int max_body_size;
+    int max_header_size;
+    int idle_timeout;
+
+    char *db;
+    int pool;
+    int pool_queue;
+
+    char *jwt_secret;
+    int jwt_lifetime;
+    int bcrypt_cost;
+    int bcrypt_threads;
+    int dev;
+};
+
+enum config_type { CONFIG_INT, CONFIG_BOOL, CONFIG_STRING, CONFIG_LIST, CONFIG_LOGLEVEL, CONFIG_WORKERS };
+
+struct config_key {
+    const char *name;
+    enum config_type type;
+    size_t offset;
+    long min, max;          /* bounds for integers */
+    const char *defval;     /* as it would be written in the file; NULL = unset */
+    int reloadable;         /* does HUP apply a change? */
+    int secret;             /* never printed */
+    const char *help;
+};
+
+extern const struct config_key config_keys[];
+extern const size_t config_nkeys;
+
+const struct config_key *config_find(const char *name);
+
+/* Fills in every default. */
+void config_init(struct config *c);
+void config_free(struct config *c);
+int config_copy(struct config *dst, const struct config *src);
+
+/*
+ * Sets one key from its text form.  A list key appends; "replace" first
+ * clears a list (a flag given on the command line replaces the file's list).
+ * Returns 0, or -1 with a reason in err.
+ */
+int config_set(struct config *c, const char *key, const char *value, int replace, char *err,
+               size_t errlen);
+
+/* Parses a key = value file; err gets "FILE:LINE: reason". */
+int config_load_file(struct config *c, const char *path, char *err, size_t errlen);
+
+/* Parses text already in memory (the unit tests use it); name is for messages. */
+int config_load_text(struct config *c, const char *name, const char *text, char *err,
+                     size_t errlen);
+
+/* Cross-key checks that only make sense once everything is read. */
+int config_validate(const struct config *c, char *err, size_t errlen);
+
+/* workers, with auto resolved to the number of online cores. */
+int config_workers(const struct config *c);
+
+/* Writes every setting as key = value, secrets masked (-t uses it). */
+void config_print(const struct config *c, FILE *out);
+
+/* Is every non-reloadable key equal in both?  Names the first that differs. */
+const char *config_nonreloadable_change(const struct config *a, const struct config *b);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * jwt: see jwt.h.
+ */
+#include "common/jwt.h"
+
+#include "common/base64url.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAC_LEN 32
+/* base64url of {"alg":"HS256","typ":"JWT"}, the only header ever issued. */
+#define HEADER_B64 "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+
+/*
+ * One-shot HMAC() is not deprecated in OpenSSL 3 (only HMAC_CTX is) and
+ * needs no allocation on our side.
+ */
+static int
+mac(const unsigned char *secret, size_t secret_len, const char *data, size_t n,
+    unsigned char out[MAC_LEN])
+{
+    unsigned int len = 0;
+
+    if (secret_len > INT32_MAX)
+        return -1;
+    if (HMAC(EVP_sha256(), secret, (int)secret_len, (const unsigned char *)data, n, out, &len) ==
+            NULL ||
+        len != MAC_LEN)
+        return -1;
+    return 0;
+}
+
+const char *
+jwt_status_str(enum jwt_status st)
+{
+    switch (st) {
+    case JWT_OK:
+        return "token is valid";
+    case JWT_MALFORMED:
+        return "token is malformed";
+    case JWT_BAD_ALG:
+        return "token algorithm is not HS256";
+    case JWT_BAD_SIGNATURE:
+        return "token signature is invalid";
+    case JWT_EXPIRED:
+        return "token is expired";
+    }
+    return "token is invalid";
+}
+
+int
+jwt_sign(const unsigned char *secret, size_t secret_len, int64_t sub, int64_t iat, int64_t exp,
+         char *out, size_t outcap)
+{
+    char payload[128];
+    unsigned char sig[MAC_LEN];
+    size_t hlen = sizeof(HEADER_B64) - 1, plen, blen, total;
+    int n;
+
+    if (secret == NULL || secret_len < JWT_SECRET_MIN)
+        return -1;
+    n = snprintf(payload, sizeof(payload),
+                 "{\"sub\":%" PRId64 ",\"iat\":%" PRId64 ",\"exp\":%" PRId64 "}", sub, iat, exp);
+    if (n < 0 || (size_t)n >= sizeof(payload))
+        return -1;
+    plen = (size_t)n;
+    blen = b64url_encoded_len(plen);
+    total = hlen + 1 + blen + 1 + b64url_encoded_len(MAC_LEN);
+    if (total >= outcap || total > JWT_MAX_LEN)
+        return -1;
+
+    memcpy(out, HEADER_B64, hlen);
+    out[hlen] = '.';
+    b64url_encode((const unsigned char *)payload, plen, out + hlen + 1);
+    if (mac(secret, secret_len, out, hlen + 1 + blen, sig) != 0)
+        return -1;
+    out[hlen + 1 + blen] = '.';
+    b64url_encode(sig, MAC_LEN, out + hlen + 1 + blen + 1);
+    return (int)total;
+}
+
+/*
+ * Decodes one part and parses it as a JSON object that must span the whole
+ * part.  Returns the tree, owned by the caller, or NULL.
+ */
+static cJSON *
+parse_part(const char *b64, size_t n)
+{
+    unsigned char buf[JWT_MAX_LEN];
+    size_t len;
+    const char *end = NULL;
+    cJSON *obj;
+
+    if (b64url_decode(b64, n, buf, sizeof(buf), &len) != 0 || len == 0)
+        return NULL;
+    obj = cJSON_ParseWithLengthOpts((const char *)buf, len, &end, 0);
+    if (obj == NULL)
+        return NULL;
+    while (end < (const char *)buf + len &&
+           (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+        end++;
+    if (end != (const char *)buf + len || !cJSON_IsObject(obj)) {
+        cJSON_Delete(obj);
+        return NULL;
+    }
+    return obj;
+}
+
+/* sub as a positive integer, from a JSON number or a string of digits. */
+static int
+parse_sub(const cJSON *item, int64_t *out)
+{
+    if (cJSON_IsNumber(item)) {
+        double d = item->valuedouble;
+        /* Beyond 2^53 a double no longer names one integer: refuse it. */
+        if (!(d >= 1.0 && d <= 9007199254740992.0) || d != (double)(int64_t)d)
+            return -1;
+        *out = (int64_t)d;
+        return 0;
+    }
+    if (cJSON_IsString(item) && item->valuestring != NULL) {
+        const char *s = item->valuestring;
+        int64_t v = 0;
+        if (*s == '\0')
+            return -1;
+        for (; *s != '\0'; s++) {
+            if (*s < '0' || *s > '9')
+                return -1;
+            if (v > (INT64_MAX - (*s - '0')) / 10)
+                return -1;
+            v = v * 10 + (*s - '0');
+        }
+        if (v < 1)
+            return -1;
+        *out = v;
+        return 0;
+    }
+    return -1;
+}
+
+enum jwt_status
+jwt_verify(const unsigned char *secret, size_t secret_len, const char *token, size_t token_len,
+           int64_t now, int64_t *sub_out)
+{
+    enum jwt_status st = JWT_MALFORMED;
+    const char *dot1, *dot2;
+    unsigned char want[MAC_LEN], got[JWT_MAX_LEN];
+    size_t got_len, hlen, plen;
+    cJSON *header = NULL, *payload = NULL;
+    const cJSON *alg, *sub, *exp;
+    int64_t sub_val;
+
+    if (secret == NULL || secret_len < JWT_SECRET_MIN)
+        return JWT_BAD_SIGNATURE;
+    if (token == NULL || token_len == 0 || token_len > JWT_MAX_LEN)
+        return JWT_MALFORMED;
+    if (memchr(token, '\0', token_len) != NULL)
+        return JWT_MALFORMED;
+    dot1 = memchr(token, '.', token_len);
+    if (dot1 == NULL)
+        return JWT_MALFORMED;
+    dot2 = memchr(dot1 + 1, '.', token_len - (size_t)(dot1 + 1 - token));
+    if (dot2 == NULL || memchr(dot2 + 1, '.', token_len - (size_t)(dot2 + 1 - token)) != NULL)
+        return JWT_MALFORMED;
+    hlen = (size_t)(dot1 - token);
+    plen = (size_t)(dot2 - dot1 - 1);
+    if (hlen == 0 || plen == 0)
+        return JWT_MALFORMED;
+
+    /*
+     * Signature first: until it matches, the header and payload are
+     * attacker-controlled and are not even decoded.  An empty or short
+     * signature (alg "none" tokens) lands here as a bad signature.
+     */
+    if (b64url_decode(dot2 + 1, token_len - (size_t)(dot2 + 1 - token), got, sizeof(got),
+                      &got_len) != 0)
+        return JWT_MALFORMED;
+    if (mac(secret, secret_len, token, (size_t)(dot2 - token), want) != 0)
+        return JWT_BAD_SIGNATURE;
+    if (got_len != MAC_LEN || CRYPTO_memcmp(got, want, MAC_LEN) != 0)
+        return JWT_BAD_SIGNATURE;
+
+    header = parse_part(token, hlen);
+    if (header == NULL)
+        goto out;
+    alg = cJSON_GetObjectItemCaseSensitive(header, "alg");
+    if (!cJSON_IsString(alg) || alg->valuestring == NULL ||
+        strcmp(alg->valuestring, "HS256") != 0) {
+        st = JWT_BAD_ALG;
+        goto out;
+    }
+
+    payload = parse_part(dot1 + 1, plen);
+    if (payload == NULL)
+        goto out;
+    sub = cJSON_GetObjectItemCaseSensitive(payload, "sub");
+    exp = cJSON_GetObjectItemCaseSensitive(payload, "exp");
+    if (parse_sub(sub, &sub_val) != 0 || !cJSON_IsNumber(exp))
+        goto out;
+    if (!((double)now < exp->valuedouble)) {
+        st = JWT_EXPIRED;
+        goto out;
+    }
+    *sub_out = sub_val;
+    st = JWT_OK;
+out:
+    cJSON_Delete(payload);
+    cJSON_Delete(header);
+    return st;
+}

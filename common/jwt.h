@@ -1,0 +1,50 @@
+/*
+ * jwt: the bearer tokens of the API, HS256 only (RFC 7519, RFC 7515).
+ *
+ * A token is base64url(header) "." base64url(payload) "." base64url(mac)
+ * with the header {"alg":"HS256","typ":"JWT"} and the payload
+ * {"sub":<user id>,"iat":<issued>,"exp":<expires>} in Unix seconds.  Every
+ * worker and every instance signs with the same secret, so any of them can
+ * verify a token another one issued.
+ *
+ * Nothing here allocates memory that outlives a call, and the secret is
+ * only read.
+ */
+#ifndef CONDUITD_JWT_H
+#define CONDUITD_JWT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Shorter secrets are refused: HMAC-SHA256 wants a key of at least 256 bits. */
+#define JWT_SECRET_MIN 32
+/* Longest token accepted or produced; a bound on the work an attacker causes. */
+#define JWT_MAX_LEN 1024
+
+enum jwt_status { JWT_OK = 0, JWT_MALFORMED, JWT_BAD_ALG, JWT_BAD_SIGNATURE, JWT_EXPIRED };
+
+/* A short reason for a 401 body, e.g. "token is expired". Never NULL. */
+const char *jwt_status_str(enum jwt_status st);
+
+/*
+ * Writes a NUL-terminated token for user sub into out.  Returns its length,
+ * or -1 when the secret is shorter than JWT_SECRET_MIN or out is too small
+ * (outcap of JWT_MAX_LEN + 1 is always enough).
+ */
+int jwt_sign(const unsigned char *secret, size_t secret_len, int64_t sub, int64_t iat, int64_t exp,
+             char *out, size_t outcap);
+
+/*
+ * Checks token[0..token_len) (no NUL needed) at Unix time now.  On JWT_OK,
+ * *sub_out is the positive user id from "sub"; otherwise it is untouched.
+ *
+ * The signature is checked first, in constant time, so nothing in a forged
+ * token is ever parsed; then the header must say alg HS256, and the payload
+ * must carry a positive integer sub (a number, or a string of digits as some
+ * other implementations issue) and a numeric exp later than now.  A secret
+ * shorter than JWT_SECRET_MIN verifies nothing (JWT_BAD_SIGNATURE).
+ */
+enum jwt_status jwt_verify(const unsigned char *secret, size_t secret_len, const char *token,
+                           size_t token_len, int64_t now, int64_t *sub_out);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * listen: the listening sockets (master and worker both use this), bound by the master before it forks and
+ * before any privilege is dropped.
+ *
+ * Shared mode: the master binds and listens; every worker accepts on the
+ * inherited descriptor.  Reuseport mode: the master binds with SO_REUSEPORT
+ * but does not listen (that only reserves the port and resolves port 0);
+ * each worker opens its own listening socket on the same address, and the
+ * kernel spreads connections between them.
+ */
+#ifndef CONDUITD_LISTEN_H
+#define CONDUITD_LISTEN_H
+
+#include <sys/socket.h>
+
+#include "common/config.h"
+
+struct listener {
+    char *spec;                  /* as configured: "127.0.0.1:0" */
+    char name[64];               /* as bound: "127.0.0.1:41235" */
+    struct sockaddr_storage addr; /* as bound, port resolved */
+    socklen_t addrlen;
+    int fd;
+};
+
+struct listener_set {
+    int n;
+    int reuseport;
+    struct listener l[CONFIG_MAX_LISTEN];
+};
+
+#define LISTEN_BACKLOG 4096
+
+/* Binds every address of c; on failure closes what it opened, err says why. */
+int listen_open(struct listener_set *ls, const struct config *c, char *err, size_t errlen);
+void listen_close(struct listener_set *ls);
+
+/* Does the set already match what c asks for? (then a reload keeps it) */
+int listen_same(const struct listener_set *ls, const struct config *c);
+
+/* In a worker, reuseport mode: a new listening socket on l's address. */
+int listen_reuseport_socket(const struct listener *l);
+
+#endif

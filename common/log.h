@@ -1,0 +1,46 @@
+/*
+ * log: one line per event, to stderr, a file or syslog.
+ *
+ * Every process (master and workers) shares the same target.  A file is
+ * opened with O_APPEND and each line goes out in a single write(2), so lines
+ * from several processes never interleave.  log_reopen() is what USR1 runs,
+ * after logrotate has moved the file away.
+ */
+#ifndef CONDUITD_LOG_H
+#define CONDUITD_LOG_H
+
+#include <stdarg.h>
+
+enum log_level { LOG_LEVEL_DEBUG, LOG_LEVEL_INFO, LOG_LEVEL_NOTICE, LOG_LEVEL_WARNING, LOG_LEVEL_ERROR };
+
+/* Parses "debug".."error"; returns -1 for an unknown name. */
+int log_level_parse(const char *name);
+const char *log_level_name(int level);
+
+/*
+ * target is "stderr", "syslog" or a file path.  Returns 0, or -1 with errno
+ * set when the file cannot be opened (the previous target stays in use).
+ */
+int log_open(const char *target, int level);
+int log_reopen(void);
+void log_close(void);
+
+/* The role shown on every line: "master", "worker 3". */
+void log_set_role(const char *role);
+
+/* The file descriptor lines go to, or -1 for syslog (for closing stdio). */
+int log_fd(void);
+
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_vmsg(int level, const char *fmt, va_list ap);
+
+#define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_notice(...) log_msg(LOG_LEVEL_NOTICE, __VA_ARGS__)
+#define log_warning(...) log_msg(LOG_LEVEL_WARNING, __VA_ARGS__)
+#define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
+
+/* For impossible states: logs and aborts. */
+void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * proctitle: see proctitle.h.
+ */
+#include "config.h"
+
+#include "common/proctitle.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+extern char **environ;
+
+static char *title_area;
+static size_t title_len;
+
+void
+proctitle_init(int argc, char **argv)
+{
+    if (argc < 1 || argv[0] == NULL)
+        return;
+    /* The area runs over argv and environ while they are contiguous. */
+    char *end = argv[0] + strlen(argv[0]) + 1;
+    for (int i = 1; i < argc; i++)
+        if (argv[i] == end)
+            end = argv[i] + strlen(argv[i]) + 1;
+    size_t nenv = 0;
+    for (; environ[nenv] != NULL; nenv++)
+        if (environ[nenv] == end)
+            end = environ[nenv] + strlen(environ[nenv]) + 1;
+
+    /* Move environ out of the way; on failure keep the short argv[0] area. */
+    char **copy = calloc(nenv + 1, sizeof(char *));
+    if (copy != NULL) {
+        for (size_t i = 0; i < nenv; i++)
+            if ((copy[i] = strdup(environ[i])) == NULL)
+                return; /* leave environ as it was; the title stays short */
+        environ = copy;
+    } else {
+        end = argv[0] + strlen(argv[0]) + 1;
+    }
+    title_area = argv[0];
+    title_len = (size_t)(end - argv[0]);
+    for (int i = 1; i < argc; i++)
+        argv[i] = NULL;
+}
+
+void
+proctitle_set(const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+
+    /* The thread name (ps -L, top) takes 15 bytes. */
+    char comm[16] = {0};
+    memcpy(comm, buf, strnlen(buf, sizeof(comm) - 1));
+    prctl(PR_SET_NAME, comm, 0, 0, 0);
+
+    if (title_area == NULL || title_len < 2)
+        return;
+    size_t n = strlen(buf);
+    if (n > title_len - 1)
+        n = title_len - 1;
+    memcpy(title_area, buf, n);
+    memset(title_area + n, '\0', title_len - n);
+}

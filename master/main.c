@@ -1,0 +1,184 @@
+/*
+ * main: parse the command line, then do the one thing it asks for.  The
+ * logic lives in options.c (what the settings are), daemon.c (becoming a
+ * daemon) and master.c (supervising workers).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "common/proctitle.h"
+#include "master/daemon.h"
+#include "master/master.h"
+#include "master/options.h"
+
+static void
+print_version(void)
+{
+    printf("conduitd %s\n", VERSION);
+#ifdef CONDUITD_TEST_HOOKS
+    printf("built with test-hooks (the /debug/ endpoints): not for production\n");
+#endif
+}
+
+/*
+ * A daemon runs in "/", so a relative path given at start would point
+ * elsewhere by the next reload or log reopen: anchor them to the start
+ * directory now.
+ */
+static char *
+absolute(const char *path)
+{
+    char cwd[PATH_MAX];
+    char *out;
+
+    if (path[0] == '/' || strcmp(path, "stderr") == 0 || strcmp(path, "syslog") == 0 ||
+        !getcwd(cwd, sizeof(cwd)))
+        return strdup(path);
+    if (asprintf(&out, "%s/%s", cwd, path) < 0)
+        return NULL;
+    return out;
+}
+
+static int
+anchor_paths(struct options *o)
+{
+    char *p;
+
+    if (o->config_file) {
+        if (!(p = absolute(o->config_file)))
+            return -1;
+        free(o->config_file);
+        o->config_file = p;
+    }
+    for (int i = 0; i < o->noverrides; i++) {
+        if (strcmp(o->overrides[i].key, "log") != 0 && strcmp(o->overrides[i].key, "pid_file") != 0)
+            continue;
+        if (!(p = absolute(o->overrides[i].value)))
+            return -1;
+        free(o->overrides[i].value);
+        o->overrides[i].value = p;
+    }
+    return 0;
+}
+
+static int
+send_signal(const struct config *c, const char *name)
+{
+    char err[256];
+    pid_t pid;
+    int sig = options_signal_number(name);
+
+    if (!c->pid_file) {
+        fprintf(stderr, "conduitd: -s %s needs the pid file: give --pid FILE or pid_file\n",
+                name);
+        return 1;
+    }
+    pid = daemon_read_pidfile(c->pid_file, err, sizeof(err));
+    if (pid <= 0) {
+        fprintf(stderr, "conduitd: %s\n", err);
+        return 1;
+    }
+    if (kill(pid, sig) < 0) {
+        fprintf(stderr, "conduitd: cannot signal pid %d: %s\n", (int)pid, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* Root workers only when asked: a bug in a handler should not own the machine. */
+static int
+check_identity(const struct config *c, char *err, size_t errlen)
+{
+    if (c->user)
+        return daemon_check_user(c->user, c->group, err, errlen);
+    if (geteuid() == 0 && !c->allow_root) {
+        snprintf(err, errlen, "refusing to run workers as root: give --user USER "
+                              "(or --allow-root if you really mean it)");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+run(const struct options *o, struct config *c)
+{
+    char err[CONFIG_ERR_LEN];
+    int status;
+
+    if (check_identity(c, err, sizeof(err)) < 0) {
+        fprintf(stderr, "conduitd: %s\n", err);
+        return 2;
+    }
+    if (log_open(c->log, c->log_level) < 0) {
+        fprintf(stderr, "conduitd: cannot open the log %s: %s\n", c->log, strerror(errno));
+        return 1;
+    }
+    if (c->daemonize && daemon_detach() < 0) {
+        log_error("cannot become a daemon: %s", strerror(errno));
+        return 1;
+    }
+    if (c->pid_file && daemon_write_pidfile(c->pid_file, err, sizeof(err)) < 0) {
+        log_error("%s", err);
+        daemon_ready(0);
+        return 1;
+    }
+    char *pid_file = c->pid_file ? strdup(c->pid_file) : NULL;
+    status = master_run(o, c);
+    if (pid_file)
+        daemon_remove_pidfile(pid_file);
+    free(pid_file);
+    log_close();
+    return status;
+}
+
+int
+main(int argc, char **argv)
+{
+    struct options o;
+    struct config c;
+    char err[CONFIG_ERR_LEN];
+    int status = 0;
+
+    if (options_parse(&o, argc, argv, err, sizeof(err)) < 0) {
+        fprintf(stderr, "conduitd: %s\n(try conduitd -h)\n", err);
+        return 1;
+    }
+    /* options_parse copied what it keeps: argv may now hold the title. */
+    proctitle_init(argc, argv);
+
+    switch (o.action) {
+    case OPTIONS_VERSION:
+        print_version();
+        break;
+    case OPTIONS_HELP:
+        options_usage(stdout);
+        break;
+    default:
+        if (anchor_paths(&o) < 0 || options_resolve(&o, &c, err, sizeof(err)) < 0) {
+            fprintf(stderr, "conduitd: %s\n", err);
+            status = 1;
+            break;
+        }
+        if (o.action == OPTIONS_TEST) {
+            config_print(&c, stdout);
+            fprintf(stderr, "conduitd: configuration %s is valid\n",
+                    o.config_file ? o.config_file : "(built-in defaults)");
+        } else if (o.action == OPTIONS_SIGNAL) {
+            status = send_signal(&c, o.signal_name);
+        } else {
+            status = run(&o, &c);
+        }
+        config_free(&c);
+    }
+    options_free(&o);
+    return status;
+}

@@ -1,0 +1,645 @@
+/*
+ * master: fork, reap, signal, report.  See master.h.
+ *
+ * The worker table holds every worker process alive, of every generation.
+ * A reload (HUP) starts generation g+1 beside g and retires g once the new
+ * workers are ready, so some process is always accepting.  Each live worker
+ * also owns one slot of the scoreboard, where it writes its heartbeat.
+ */
+#include "config.h"
+
+#include "master/master.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/listen.h"
+#include "common/log.h"
+#include "common/proctitle.h"
+#include "common/scoreboard.h"
+#include "master/daemon.h"
+#include "worker/worker.h"
+
+#define TICK_MS 250
+#define MAX_PROCS SCOREBOARD_SLOTS
+#define RELOAD_WAIT_MS 10000 /* retire the old generation by then, ready or not */
+#define FAST_STOP_MS 2000    /* INT/QUIT: SIGKILL whatever is left after this */
+#define CRASH_WINDOW_MS 10000
+#define CRASH_LIMIT 5
+#define BACKOFF_MIN_MS 1000
+#define BACKOFF_MAX_MS 30000
+#define BACKOFF_RESET_MS 60000 /* a quiet minute forgets the backoff */
+
+enum stop_mode { RUNNING, STOP_GRACEFUL, STOP_FAST };
+
+struct worker_proc {
+    pid_t pid; /* 0: a free entry */
+    int slot;
+    int index;
+    int generation;
+    int64_t started_ms;
+    int64_t kill_at_ms; /* SIGKILL when still alive at this time; 0: none */
+    int stopping;       /* the master asked it to exit */
+    int ready;          /* its readiness is logged */
+    int killed;         /* SIGKILL sent */
+};
+
+static struct master {
+    const struct options *opts;
+    struct config cfg;
+    struct listener_set ls;
+    struct listener_set old_ls; /* during a rebind: closed by new children */
+    int have_old_ls;
+    struct scoreboard *sb;
+    struct worker_proc procs[MAX_PROCS];
+    int generation;
+    int target;
+    int reloading;
+    int64_t reload_started_ms;
+    enum stop_mode stopping;
+    int fatal; /* a worker exited with WORKER_EXIT_FATAL: no respawn until HUP */
+    int started; /* the first generation was ready once */
+    int64_t crashes[CRASH_LIMIT];
+    int ncrashes;
+    int64_t last_crash_ms;
+    int64_t backoff_ms;
+    int64_t backoff_until_ms;
+    int sigpipe[2];
+} M;
+
+static const int handled_signals[] = {SIGHUP,  SIGTERM, SIGINT,  SIGQUIT,
+                                      SIGTTIN, SIGTTOU, SIGUSR1, SIGCHLD};
+
+/* The only thing a handler does: write the signal number into the pipe. */
+static void
+on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    ssize_t n = write(M.sigpipe[1], &b, 1);
+
+    (void)n; /* a full pipe already holds a wake-up */
+    errno = saved;
+}
+
+static int
+setup_signals(void)
+{
+    struct sigaction sa;
+
+    if (pipe2(M.sigpipe, O_NONBLOCK | O_CLOEXEC) < 0)
+        return -1;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+        if (sigaction(handled_signals[i], &sa, NULL) < 0)
+            return -1;
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+/* In a new worker: forget the master's signal plumbing and its privileges. */
+static void
+child_setup(void)
+{
+    sigset_t all;
+
+    close(M.sigpipe[0]);
+    close(M.sigpipe[1]);
+    for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+        signal(handled_signals[i], SIG_DFL);
+    signal(SIGPIPE, SIG_IGN); /* a client that hangs up must not kill the worker */
+    if (M.have_old_ls)
+        listen_close(&M.old_ls);
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+
+    if (M.cfg.user) {
+        char err[256];
+        if (daemon_drop_privileges(M.cfg.user, M.cfg.group, err, sizeof(err)) < 0) {
+            log_error("%s", err);
+            exit(WORKER_EXIT_FATAL);
+        }
+    }
+}
+
+static struct worker_proc *
+proc_by_pid(pid_t pid)
+{
+    for (int i = 0; i < MAX_PROCS; i++)
+        if (M.procs[i].pid == pid)
+            return &M.procs[i];
+    return NULL;
+}
+
+static int
+live_procs(void)
+{
+    int n = 0;
+
+    for (int i = 0; i < MAX_PROCS; i++)
+        n += M.procs[i].pid != 0;
+    return n;
+}
+
+/* Forks worker `index` of the current generation. */
+static int
+spawn(int index)
+{
+    struct worker_proc *p = proc_by_pid(0);
+    int64_t now = scoreboard_now_ms();
+    sigset_t all, old;
+    int slot;
+    pid_t pid;
+
+    if (!p || (slot = scoreboard_claim(M.sb, index, now)) < 0) {
+        log_error("cannot start worker %d: no free slot (%d processes alive)", index,
+                  live_procs());
+        return -1;
+    }
+    /* Blocked until the child has reset its handlers: none may fire into our pipe. */
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    pid = fork();
+    if (pid == 0) {
+        struct worker_args a = {
+            .cfg = &M.cfg,
+            .listeners = &M.ls,
+            .sb = M.sb,
+            .slot = slot,
+            .index = index,
+            .generation = M.generation,
+        };
+        child_setup();
+        worker_main(&a);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        log_error("cannot fork worker %d: %s", index, strerror(errno));
+        scoreboard_release(M.sb, slot);
+        return -1;
+    }
+    memset(p, 0, sizeof(*p));
+    p->pid = pid;
+    p->slot = slot;
+    p->index = index;
+    p->generation = M.generation;
+    p->started_ms = now;
+    log_debug("worker %d (pid %d) started, generation %d", index, (int)pid, M.generation);
+    return 0;
+}
+
+/* Asks a worker to exit with sig, and SIGKILLs it after deadline_ms. */
+static void
+stop_proc(struct worker_proc *p, int sig, int64_t deadline_ms)
+{
+    int64_t now = scoreboard_now_ms();
+
+    if (kill(p->pid, sig) < 0 && errno != ESRCH)
+        log_warning("cannot signal worker %d (pid %d): %s", p->index, (int)p->pid,
+                    strerror(errno));
+    p->stopping = 1;
+    if (!p->kill_at_ms || now + deadline_ms < p->kill_at_ms)
+        p->kill_at_ms = now + deadline_ms;
+}
+
+static void
+broadcast(int sig)
+{
+    for (int i = 0; i < MAX_PROCS; i++)
+        if (M.procs[i].pid)
+            kill(M.procs[i].pid, sig);
+}
+
+/* Five deaths in ten seconds: stop forking for a while, and say so. */
+static void
+note_crash(int64_t now)
+{
+    int recent = 0;
+
+    M.crashes[M.ncrashes++ % CRASH_LIMIT] = now;
+    M.last_crash_ms = now;
+    for (int i = 0; i < CRASH_LIMIT && i < M.ncrashes; i++)
+        recent += now - M.crashes[i] <= CRASH_WINDOW_MS;
+    if (recent < CRASH_LIMIT)
+        return;
+    M.backoff_ms = M.backoff_ms ? M.backoff_ms * 2 : BACKOFF_MIN_MS;
+    if (M.backoff_ms > BACKOFF_MAX_MS)
+        M.backoff_ms = BACKOFF_MAX_MS;
+    M.backoff_until_ms = now + M.backoff_ms;
+    M.ncrashes = 0;
+    log_error("%d workers died within %d s: waiting %lld ms before forking again "
+              "(the lines above say why they died)",
+              CRASH_LIMIT, CRASH_WINDOW_MS / 1000, (long long)M.backoff_ms);
+}
+
+static void
+describe_status(int status, char *out, size_t outlen)
+{
+    if (WIFEXITED(status))
+        snprintf(out, outlen, "exit status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(out, outlen, "killed by signal %d (%s)%s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), WCOREDUMP(status) ? ", core dumped" : "");
+    else
+        snprintf(out, outlen, "status 0x%x", status);
+}
+
+static void
+reap(void)
+{
+    int status;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        struct worker_proc *p = proc_by_pid(pid);
+        int64_t now = scoreboard_now_ms();
+        char how[96];
+
+        if (!p)
+            continue;
+        describe_status(status, how, sizeof(how));
+        scoreboard_release(M.sb, p->slot);
+        if (p->stopping) {
+            log_info("worker %d (pid %d) exited (%s)", p->index, (int)pid, how);
+        } else if (WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_FATAL) {
+            log_error("worker %d (pid %d) exited with status %d: its configuration cannot work; "
+                      "not respawning until a reload (HUP) brings a good one",
+                      p->index, (int)pid, WORKER_EXIT_FATAL);
+            M.fatal = 1;
+        } else {
+            log_warning("worker %d (pid %d) died unexpectedly (%s)%s", p->index, (int)pid, how,
+                        M.stopping ? "" : "; respawning");
+            note_crash(now);
+        }
+        memset(p, 0, sizeof(*p));
+    }
+}
+
+static int
+current_proc_exists(int index)
+{
+    for (int i = 0; i < MAX_PROCS; i++) {
+        const struct worker_proc *p = &M.procs[i];
+        if (p->pid && !p->stopping && p->generation == M.generation && p->index == index)
+            return 1;
+    }
+    return 0;
+}
+
+static void
+spawn_missing(int64_t now)
+{
+    if (M.stopping || M.fatal || now < M.backoff_until_ms)
+        return;
+    for (int i = 0; i < M.target; i++)
+        if (!current_proc_exists(i) && spawn(i) < 0)
+            return;
+}
+
+static int
+current_generation_ready(int *nready)
+{
+    int ready = 0;
+
+    for (int i = 0; i < MAX_PROCS; i++) {
+        const struct worker_proc *p = &M.procs[i];
+        if (p->pid && !p->stopping && p->generation == M.generation && p->ready)
+            ready++;
+    }
+    *nready = ready;
+    return ready >= M.target;
+}
+
+/* Once the new generation serves, the old ones are asked to drain. */
+static void
+retire_old_generations(void)
+{
+    for (int i = 0; i < MAX_PROCS; i++) {
+        struct worker_proc *p = &M.procs[i];
+        if (p->pid && !p->stopping && p->generation < M.generation)
+            stop_proc(p, SIGTERM, (int64_t)M.cfg.graceful_timeout * 1000);
+    }
+}
+
+static void
+tick(void)
+{
+    int64_t now = scoreboard_now_ms();
+    int64_t timeout_ms = (int64_t)M.cfg.timeout * 1000;
+    int nready;
+
+    for (int i = 0; i < MAX_PROCS; i++) {
+        struct worker_proc *p = &M.procs[i];
+        struct worker_slot *s;
+        int64_t silent;
+
+        if (!p->pid)
+            continue;
+        s = &M.sb->slots[p->slot];
+        if (!p->ready && atomic_load(&s->state) == SLOT_READY) {
+            p->ready = 1;
+            log_info("worker %d (pid %d) ready", p->index, (int)p->pid);
+        }
+        if (p->killed)
+            continue;
+        silent = now - atomic_load(&s->heartbeat_ms);
+        if (silent > timeout_ms) {
+            log_error("worker %d (pid %d) sent no heartbeat for %lld ms (timeout %d s): "
+                      "killing it with SIGKILL",
+                      p->index, (int)p->pid, (long long)silent, M.cfg.timeout);
+            kill(p->pid, SIGKILL);
+            p->killed = 1;
+        } else if (p->kill_at_ms && now >= p->kill_at_ms) {
+            log_warning("worker %d (pid %d) did not exit in time: killing it with SIGKILL",
+                        p->index, (int)p->pid);
+            kill(p->pid, SIGKILL);
+            p->killed = 1;
+        }
+    }
+
+    if (M.backoff_ms && now - M.last_crash_ms > BACKOFF_RESET_MS)
+        M.backoff_ms = 0;
+    spawn_missing(now);
+
+    if (current_generation_ready(&nready)) {
+        if (!M.started) {
+            M.started = 1;
+            log_notice("%d worker(s) ready", nready);
+            daemon_ready(1);
+        }
+        if (M.reloading) {
+            M.reloading = 0;
+            retire_old_generations();
+            log_notice("reload complete: generation %d, %d worker(s)", M.generation, nready);
+        }
+    } else if (M.reloading && now - M.reload_started_ms > RELOAD_WAIT_MS && nready > 0) {
+        M.reloading = 0;
+        retire_old_generations();
+        log_warning("reload: only %d of %d new worker(s) ready after %d s; retiring the old "
+                    "ones anyway",
+                    nready, M.target, RELOAD_WAIT_MS / 1000);
+    }
+}
+
+static void
+log_listeners(const struct listener_set *ls)
+{
+    for (int i = 0; i < ls->n; i++)
+        log_notice("listening on %s%s", ls->l[i].name, ls->reuseport ? " (reuseport)" : "");
+}
+
+/* The log file belongs to the workers' user, so they can reopen it. */
+static void
+chown_log(void)
+{
+    struct passwd *pw;
+    gid_t gid;
+
+    if (!M.cfg.user || log_fd() < 0 || strcmp(M.cfg.log, "stderr") == 0 ||
+        strcmp(M.cfg.log, "syslog") == 0)
+        return;
+    pw = getpwnam(M.cfg.user);
+    if (!pw)
+        return;
+    gid = pw->pw_gid;
+    if (M.cfg.group) {
+        struct group *gr = getgrnam(M.cfg.group);
+        if (gr)
+            gid = gr->gr_gid;
+    }
+    if (fchown(log_fd(), pw->pw_uid, gid) < 0)
+        log_warning("cannot give %s to user %s: %s", M.cfg.log, M.cfg.user, strerror(errno));
+}
+
+static void
+reload(void)
+{
+    struct config nc;
+    char err[CONFIG_ERR_LEN];
+    const char *key;
+    int rebind;
+
+    log_notice("reloading the configuration");
+    if (options_resolve(M.opts, &nc, err, sizeof(err)) < 0) {
+        log_error("reload failed: %s; keeping the running configuration", err);
+        return;
+    }
+    key = config_nonreloadable_change(&M.cfg, &nc);
+    if (key) {
+        log_error("reload refused: %s cannot change without a restart; keeping the running "
+                  "configuration",
+                  key);
+        config_free(&nc);
+        return;
+    }
+    rebind = !listen_same(&M.ls, &nc);
+    if (rebind) {
+        struct listener_set nls;
+        if (listen_open(&nls, &nc, err, sizeof(err)) < 0) {
+            log_error("reload failed: %s; keeping the running configuration", err);
+            config_free(&nc);
+            return;
+        }
+        M.old_ls = M.ls;
+        M.have_old_ls = 1;
+        M.ls = nls;
+        log_listeners(&M.ls);
+    }
+    if (strcmp(nc.log, M.cfg.log) != 0 || nc.log_level != M.cfg.log_level) {
+        if (log_open(nc.log, nc.log_level) < 0)
+            log_error("cannot open the log %s: %s", nc.log, strerror(errno));
+    }
+    config_free(&M.cfg);
+    M.cfg = nc;
+    chown_log();
+
+    M.fatal = 0;
+    M.backoff_ms = 0;
+    M.backoff_until_ms = 0;
+    M.generation++;
+    M.target = config_workers(&M.cfg);
+    M.reloading = 1;
+    M.reload_started_ms = scoreboard_now_ms();
+    spawn_missing(M.reload_started_ms);
+    if (M.have_old_ls) {
+        listen_close(&M.old_ls);
+        M.have_old_ls = 0;
+    }
+}
+
+static void
+set_target(int n)
+{
+    int64_t graceful = (int64_t)M.cfg.graceful_timeout * 1000;
+
+    if (n < 1 || n > CONFIG_MAX_WORKERS)
+        return;
+    log_notice("workers: %d -> %d", M.target, n);
+    while (M.target > n) {
+        M.target--;
+        for (int i = 0; i < MAX_PROCS; i++) {
+            struct worker_proc *p = &M.procs[i];
+            if (p->pid && !p->stopping && p->generation == M.generation &&
+                p->index == M.target)
+                stop_proc(p, SIGTERM, graceful);
+        }
+    }
+    M.target = n;
+}
+
+static void
+begin_stop(enum stop_mode mode)
+{
+    if (M.stopping == STOP_FAST || M.stopping == mode)
+        return;
+    M.stopping = mode;
+    log_notice("%s shutdown: %d worker(s) to stop", mode == STOP_FAST ? "fast" : "graceful",
+               live_procs());
+    /* New connections are refused from now on; the workers close their copies. */
+    listen_close(&M.ls);
+    for (int i = 0; i < MAX_PROCS; i++) {
+        struct worker_proc *p = &M.procs[i];
+        if (!p->pid)
+            continue;
+        if (mode == STOP_FAST)
+            stop_proc(p, SIGQUIT, FAST_STOP_MS);
+        else if (!p->stopping)
+            stop_proc(p, SIGTERM, (int64_t)M.cfg.graceful_timeout * 1000);
+    }
+}
+
+static void
+handle_signal(int sig)
+{
+    switch (sig) {
+    case SIGCHLD:
+        reap();
+        break;
+    case SIGHUP:
+        if (!M.stopping)
+            reload();
+        break;
+    case SIGTERM:
+        begin_stop(STOP_GRACEFUL);
+        break;
+    case SIGINT:
+    case SIGQUIT:
+        begin_stop(STOP_FAST);
+        break;
+    case SIGTTIN:
+        if (!M.stopping)
+            set_target(M.target + 1);
+        break;
+    case SIGTTOU:
+        if (!M.stopping && M.target > 1)
+            set_target(M.target - 1);
+        break;
+    case SIGUSR1:
+        if (log_reopen() < 0)
+            log_error("cannot reopen the log %s: %s", M.cfg.log, strerror(errno));
+        chown_log();
+        log_notice("log reopened");
+        broadcast(SIGUSR1);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Raises the descriptor limit as far as allowed; every connection costs one. */
+static void
+raise_nofile(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < 65536)
+        log_warning("open file limit is %llu: each worker can hold fewer connections "
+                    "(raise it with ulimit -n or LimitNOFILE=)",
+                    (unsigned long long)rl.rlim_cur);
+    else
+        log_info("open file limit: %llu", (unsigned long long)rl.rlim_cur);
+}
+
+int
+master_run(const struct options *opts, struct config *cfg)
+{
+    char err[CONFIG_ERR_LEN];
+    int status = 0;
+
+    M.opts = opts;
+    M.cfg = *cfg; /* the master owns it from here */
+    memset(cfg, 0, sizeof(*cfg));
+    M.target = config_workers(&M.cfg);
+    M.generation = 1;
+    log_set_role("master");
+    proctitle_set("conduitd: master");
+
+    raise_nofile();
+    if (setup_signals() < 0) {
+        log_error("cannot set up signal handling: %s", strerror(errno));
+        return 1;
+    }
+    if (listen_open(&M.ls, &M.cfg, err, sizeof(err)) < 0) {
+        log_error("%s", err);
+        return 1;
+    }
+    M.sb = scoreboard_create();
+    if (!M.sb) {
+        log_error("cannot map the scoreboard: %s", strerror(errno));
+        listen_close(&M.ls);
+        return 1;
+    }
+    chown_log();
+    log_listeners(&M.ls);
+    log_notice("conduitd %s starting %d worker(s)%s", VERSION, M.target,
+               M.cfg.reuseport ? ", each with its own SO_REUSEPORT socket" : "");
+
+    while (M.stopping == RUNNING || live_procs() > 0) {
+        struct pollfd pfd = {.fd = M.sigpipe[0], .events = POLLIN};
+        unsigned char sigs[64];
+        ssize_t n;
+
+        tick();
+        if (M.fatal && live_procs() == 0 && !M.stopping) {
+            log_error("no worker can run with this configuration: exiting");
+            status = 1;
+            break;
+        }
+        if (poll(&pfd, 1, TICK_MS) < 0 && errno != EINTR)
+            fatal("poll: %s", strerror(errno));
+        while ((n = read(M.sigpipe[0], sigs, sizeof(sigs))) > 0)
+            for (ssize_t i = 0; i < n; i++)
+                handle_signal(sigs[i]);
+        reap(); /* a SIGCHLD may have been coalesced with another byte */
+    }
+
+    if (!M.started)
+        daemon_ready(0);
+    log_notice("stopped");
+    if (M.stopping == RUNNING)
+        listen_close(&M.ls);
+    scoreboard_destroy(M.sb);
+    close(M.sigpipe[0]);
+    close(M.sigpipe[1]);
+    config_free(&M.cfg);
+    return status;
+}

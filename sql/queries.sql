@@ -1,0 +1,641 @@
+-- Every query conduitd sends, by name.  sql/gen-queries.awk turns this file
+-- into queries.h / queries.c (enum sql_query_id, table sql_queries[]).
+--
+-- File format: a query starts at a line "-- name: snake_case_name" and ends
+-- at the first line that ends with ";" (or is exactly ";").  Other lines
+-- that start with "--" are comments and are dropped.  Nothing may follow
+-- the terminating ";" on its line, and no other line of a query may end in
+-- ";".
+--
+-- Conventions the C side relies on:
+-- * Parameters are sent as TEXT and cast here ($1::int8, $2::text).  NULL
+--   means "absent".  The viewer (the caller's user id) is NULL or 0 when
+--   anonymous; favorited / following are then false.
+-- * Results are read in BINARY: ids and counts are int8, timestamps
+--   timestamptz (int8 microseconds since 2000-01-01 UTC), flags bool, the
+--   rest text.  bio and image may be NULL.
+-- * tag_list is one text column: the tags sorted by byte order (COLLATE
+--   "C"), without duplicates, joined by E'\x1f'; '' when there is none.
+--   Tag parameters use the same encoding (NULL = not given, '' = none);
+--   empty elements are ignored, duplicates removed.
+-- * Article columns are the same in every query that returns articles:
+--     0 slug text, 1 title text, 2 description text, 3 tag_list text,
+--     4 created_at timestamptz, 5 updated_at timestamptz, 6 favorited bool,
+--     7 favorites_count int8, 8 author_username text, 9 author_bio text,
+--     10 author_image text, 11 author_following bool,
+--   then 12 body text (single article) or 12 articles_count int8 (lists).
+--   A list always returns at least one row: when the page is empty, one
+--   row with every article column NULL (test slug) and articles_count set.
+-- * Comment columns: 0 id int8, 1 created_at timestamptz, 2 updated_at
+--   timestamptz, 3 body text, 4 author_username text, 5 author_bio text,
+--   6 author_image text, 7 author_following bool.
+-- * Profile columns: 0 username text, 1 bio text, 2 image text,
+--   3 following bool (follow/unfollow add 4 is_self bool).
+-- * User columns: 0 id int8, 1 username text, 2 email text, 3 bio text,
+--   4 image text (user_by_email adds 5 password_hash text).
+-- * Errors: 23505 names the constraint (users_username_key,
+--   users_email_key, articles_slug_key).  40P01 (deadlock, possible only
+--   between concurrent tag rewrites) and the rare articles_slug_key race
+--   described at article_insert are safe to retry once.
+--
+-- The list endpoints come in variants, one per filter shape, so that each
+-- prepared statement keeps one good generic plan (a single statement with
+-- "($1 IS NULL OR ...)" filters gets a generic plan that scans everything).
+-- Every variant takes the same parameters in the same order; a variant
+-- given the wrong shape (a filter it does not handle) returns zero rows,
+-- which the C side treats as a bug.  The count of each one-filter variant is
+-- an O(1) counter read (see the counting notes in schema.sql).
+--
+-- @@TIMINGS@@
+
+-- name: schema_version
+-- No parameters.  -> 0 version int4.  A worker may check it after connecting.
+SELECT max(version)::int4 AS version FROM schema_version;
+
+-- name: user_insert
+-- $1 username text, $2 email text, $3 password_hash text.
+-- -> one user row.  23505 users_username_key / users_email_key when taken.
+INSERT INTO users (username, email, password_hash)
+VALUES ($1::text, $2::text, $3::text)
+RETURNING id, username, email, bio, image;
+
+-- name: user_by_email
+-- $1 email text (any case).  -> zero or one row: user columns, 5 password_hash.
+SELECT id, username, email, bio, image, password_hash
+  FROM users
+ WHERE lower(email) = lower($1::text);
+
+-- name: user_by_id
+-- $1 id int8.  -> zero or one user row.
+SELECT id, username, email, bio, image
+  FROM users
+ WHERE id = $1::int8;
+
+-- name: user_update
+-- $1 id int8, $2 email text, $3 username text, $4 password_hash text,
+-- $5 bio text, $6 image text.  NULL leaves a field unchanged; for bio and
+-- image, '' sets it to NULL.  -> zero rows (no such user) or one user row.
+-- 23505 users_username_key / users_email_key when taken by someone else.
+UPDATE users
+   SET email = coalesce($2::text, email),
+       username = coalesce($3::text, username),
+       password_hash = coalesce($4::text, password_hash),
+       bio = CASE WHEN $5::text IS NULL THEN bio ELSE nullif($5::text, '') END,
+       image = CASE WHEN $6::text IS NULL THEN image ELSE nullif($6::text, '') END,
+       updated_at = now()
+ WHERE id = $1::int8
+RETURNING id, username, email, bio, image;
+
+-- name: profile_get
+-- $1 username text, $2 viewer int8.  -> zero rows (404) or one profile row.
+SELECT u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows f
+                WHERE f.follower_id = $2::int8 AND f.followee_id = u.id) AS following
+  FROM users u
+ WHERE u.username = $1::text;
+
+-- name: follow
+-- $1 username text, $2 viewer int8 (required).  Idempotent.
+-- -> zero rows (404) or one row: profile columns, 4 is_self bool.  When
+-- is_self is true nothing was written (following yourself is a 422).
+WITH target AS (
+    SELECT id, username, bio, image FROM users WHERE username = $1::text
+), ins AS (
+    INSERT INTO follows (follower_id, followee_id)
+    SELECT $2::int8, t.id FROM target t WHERE t.id <> $2::int8
+    ON CONFLICT DO NOTHING
+)
+SELECT t.username, t.bio, t.image,
+       t.id <> $2::int8 AS following,
+       t.id = $2::int8 AS is_self
+  FROM target t;
+
+-- name: unfollow
+-- $1 username text, $2 viewer int8 (required).  Idempotent.
+-- -> zero rows (404) or one row: profile columns (following false), 4 is_self.
+WITH target AS (
+    SELECT id, username, bio, image FROM users WHERE username = $1::text
+), del AS (
+    DELETE FROM follows f USING target t
+     WHERE f.follower_id = $2::int8 AND f.followee_id = t.id
+)
+SELECT t.username, t.bio, t.image,
+       false AS following,
+       t.id = $2::int8 AS is_self
+  FROM target t;
+
+-- name: articles_list
+-- No filter.  $1 tag text (NULL), $2 author text (NULL), $3 favorited text
+-- (NULL), $4 limit int8, $5 offset int8, $6 viewer int8.
+-- -> article columns 0..11, 12 articles_count int8 (see the top).
+WITH cnt AS (
+    SELECT (SELECT sum(n) FROM article_count_stripes)::int8 AS n
+     WHERE $1::text IS NULL AND $2::text IS NULL AND $3::text IS NULL
+), page AS (
+    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
+           a.favorites_count, a.author_id
+      FROM articles a
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT $4::int8 OFFSET $5::int8
+)
+SELECT p.slug, p.title, p.description,
+       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
+                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
+                  WHERE atg.article_id = p.id), '') AS tag_list,
+       p.created_at, p.updated_at,
+       EXISTS (SELECT 1 FROM favorites f
+                WHERE f.user_id = $6::int8 AND f.article_id = p.id) AS favorited,
+       p.favorites_count,
+       u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id) AS following,
+       c.n AS articles_count
+  FROM cnt c
+  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+ ORDER BY p.created_at DESC, p.id DESC;
+
+-- name: articles_list_tag
+-- Filter tag only.  Same parameters as articles_list ($1 set, $2 $3 NULL).
+-- -> as articles_list.  The page is one range of article_tags_tag_created_idx.
+WITH tag AS (
+    SELECT id, article_count FROM tags WHERE name = $1::text
+), cnt AS (
+    SELECT coalesce((SELECT article_count FROM tag), 0)::int8 AS n
+     WHERE $1::text IS NOT NULL AND $2::text IS NULL AND $3::text IS NULL
+), page AS (
+    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
+           a.favorites_count, a.author_id
+      FROM article_tags x
+      JOIN articles a ON a.id = x.article_id
+     WHERE x.tag_id = (SELECT id FROM tag)
+     ORDER BY x.created_at DESC, x.article_id DESC
+     LIMIT $4::int8 OFFSET $5::int8
+)
+SELECT p.slug, p.title, p.description,
+       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
+                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
+                  WHERE atg.article_id = p.id), '') AS tag_list,
+       p.created_at, p.updated_at,
+       EXISTS (SELECT 1 FROM favorites f
+                WHERE f.user_id = $6::int8 AND f.article_id = p.id) AS favorited,
+       p.favorites_count,
+       u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id) AS following,
+       c.n AS articles_count
+  FROM cnt c
+  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+ ORDER BY p.created_at DESC, p.id DESC;
+
+-- name: articles_list_author
+-- Filter author only.  Same parameters as articles_list ($2 set, $1 $3 NULL).
+-- -> as articles_list.
+WITH author AS (
+    SELECT id, article_count FROM users WHERE username = $2::text
+), cnt AS (
+    SELECT coalesce((SELECT article_count FROM author), 0)::int8 AS n
+     WHERE $1::text IS NULL AND $2::text IS NOT NULL AND $3::text IS NULL
+), page AS (
+    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
+           a.favorites_count, a.author_id
+      FROM articles a
+     WHERE a.author_id = (SELECT id FROM author)
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT $4::int8 OFFSET $5::int8
+)
+SELECT p.slug, p.title, p.description,
+       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
+                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
+                  WHERE atg.article_id = p.id), '') AS tag_list,
+       p.created_at, p.updated_at,
+       EXISTS (SELECT 1 FROM favorites f
+                WHERE f.user_id = $6::int8 AND f.article_id = p.id) AS favorited,
+       p.favorites_count,
+       u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id) AS following,
+       c.n AS articles_count
+  FROM cnt c
+  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+ ORDER BY p.created_at DESC, p.id DESC;
+
+-- name: articles_list_favorited
+-- Filter favorited only.  Same parameters as articles_list ($3 set, $1 $2
+-- NULL).  -> as articles_list.  The page sorts the user's favorites (one
+-- index-only probe each for created_at), then reads 10 articles.
+WITH fan AS (
+    SELECT id, favorite_count FROM users WHERE username = $3::text
+), cnt AS (
+    SELECT coalesce((SELECT favorite_count FROM fan), 0)::int8 AS n
+     WHERE $1::text IS NULL AND $2::text IS NULL AND $3::text IS NOT NULL
+), page AS (
+    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
+           a.favorites_count, a.author_id
+      FROM favorites f
+      JOIN articles a ON a.id = f.article_id
+     WHERE f.user_id = (SELECT id FROM fan)
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT $4::int8 OFFSET $5::int8
+)
+SELECT p.slug, p.title, p.description,
+       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
+                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
+                  WHERE atg.article_id = p.id), '') AS tag_list,
+       p.created_at, p.updated_at,
+       EXISTS (SELECT 1 FROM favorites f
+                WHERE f.user_id = $6::int8 AND f.article_id = p.id) AS favorited,
+       p.favorites_count,
+       u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id) AS following,
+       c.n AS articles_count
+  FROM cnt c
+  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+ ORDER BY p.created_at DESC, p.id DESC;
+
+-- name: articles_list_filtered
+-- Any combination of filters (meant for two or three; correct for all).
+-- Same parameters as articles_list.  -> as articles_list.  The count is a
+-- real count(*): it starts from the smallest likely set (the author's
+-- articles, else the user's favorites, else the tag's articles) and probes
+-- the other filters by primary key.
+WITH tag AS (
+    SELECT id FROM tags WHERE name = $1::text
+), author AS (
+    SELECT id FROM users WHERE username = $2::text
+), fan AS (
+    SELECT id FROM users WHERE username = $3::text
+), ids AS (
+    SELECT a.id FROM articles a
+     WHERE $2::text IS NOT NULL AND a.author_id = (SELECT id FROM author)
+    UNION ALL
+    SELECT f.article_id FROM favorites f
+     WHERE $2::text IS NULL AND $3::text IS NOT NULL AND f.user_id = (SELECT id FROM fan)
+    UNION ALL
+    SELECT x.article_id FROM article_tags x
+     WHERE $2::text IS NULL AND $3::text IS NULL AND $1::text IS NOT NULL
+       AND x.tag_id = (SELECT id FROM tag)
+    UNION ALL
+    SELECT a.id FROM articles a
+     WHERE $1::text IS NULL AND $2::text IS NULL AND $3::text IS NULL
+), filtered AS MATERIALIZED (
+    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
+           a.favorites_count, a.author_id
+      FROM ids JOIN articles a ON a.id = ids.id
+     WHERE ($1::text IS NULL
+            OR EXISTS (SELECT 1 FROM article_tags x
+                        WHERE x.article_id = a.id AND x.tag_id = (SELECT id FROM tag)))
+       AND ($2::text IS NULL OR a.author_id = (SELECT id FROM author))
+       AND ($3::text IS NULL
+            OR EXISTS (SELECT 1 FROM favorites f
+                        WHERE f.user_id = (SELECT id FROM fan) AND f.article_id = a.id))
+), cnt AS (
+    SELECT count(*)::int8 AS n FROM filtered
+), page AS (
+    SELECT * FROM filtered
+     ORDER BY created_at DESC, id DESC
+     LIMIT $4::int8 OFFSET $5::int8
+)
+SELECT p.slug, p.title, p.description,
+       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
+                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
+                  WHERE atg.article_id = p.id), '') AS tag_list,
+       p.created_at, p.updated_at,
+       EXISTS (SELECT 1 FROM favorites f
+                WHERE f.user_id = $6::int8 AND f.article_id = p.id) AS favorited,
+       p.favorites_count,
+       u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id) AS following,
+       c.n AS articles_count
+  FROM cnt c
+  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+ ORDER BY p.created_at DESC, p.id DESC;
+
+-- name: articles_feed
+-- $1 viewer int8 (required), $2 limit int8, $3 offset int8.
+-- -> as articles_list (author_following is true on every row).
+-- The count is the sum of the followees' article counters.  The page takes
+-- the newest (limit + offset) of each followee from the author index (an
+-- index-only scan), merges them, then reads only the page's articles.
+WITH fl AS MATERIALIZED (
+    SELECT f.followee_id FROM follows f WHERE f.follower_id = $1::int8
+), cnt AS (
+    SELECT coalesce(sum(u.article_count), 0)::int8 AS n
+      FROM fl JOIN users u ON u.id = fl.followee_id
+), top AS (
+    SELECT x.id, x.created_at
+      FROM fl
+     CROSS JOIN LATERAL (
+           SELECT a.id, a.created_at
+             FROM articles a
+            WHERE a.author_id = fl.followee_id
+            ORDER BY a.created_at DESC, a.id DESC
+            LIMIT $2::int8 + $3::int8) x
+     ORDER BY x.created_at DESC, x.id DESC
+     LIMIT $2::int8 OFFSET $3::int8
+), page AS (
+    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
+           a.favorites_count, a.author_id
+      FROM top JOIN articles a ON a.id = top.id
+)
+SELECT p.slug, p.title, p.description,
+       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
+                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
+                  WHERE atg.article_id = p.id), '') AS tag_list,
+       p.created_at, p.updated_at,
+       EXISTS (SELECT 1 FROM favorites f
+                WHERE f.user_id = $1::int8 AND f.article_id = p.id) AS favorited,
+       p.favorites_count,
+       u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $1::int8 AND fo.followee_id = p.author_id) AS following,
+       c.n AS articles_count
+  FROM cnt c
+  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+ ORDER BY p.created_at DESC, p.id DESC;
+
+-- name: article_get
+-- $1 slug text, $2 viewer int8.  -> zero rows (404) or one row: article
+-- columns 0..11, 12 body.
+SELECT a.slug, a.title, a.description,
+       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
+                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
+                  WHERE atg.article_id = a.id), '') AS tag_list,
+       a.created_at, a.updated_at,
+       EXISTS (SELECT 1 FROM favorites f
+                WHERE f.user_id = $2::int8 AND f.article_id = a.id) AS favorited,
+       a.favorites_count,
+       u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id) AS following,
+       a.body
+  FROM articles a
+  JOIN users u ON u.id = a.author_id
+ WHERE a.slug = $1::text;
+
+-- name: article_insert
+-- $1 author (viewer) int8, $2 base slug text (computed by C from the
+-- title), $3 title text, $4 description text, $5 body text, $6 tags text
+-- (E'\x1f'-joined; NULL or '' for none).
+-- -> one row: article columns 0..11, 12 body.  Article, tags and links land
+-- in one statement, so together or not at all.
+-- Slug: the base if free, else base-<id> where <id> is the new article's
+-- own id (taken from the sequence first).  The base attempt is an INSERT
+-- ... ON CONFLICT (slug) DO NOTHING, so two concurrent inserts of the same
+-- base cannot both take it: the second waits for the first, then falls to
+-- the suffixed form.  base-<id> is unique among suffixed slugs; it can
+-- collide only with a natural slug that happens to end in the same number
+-- (a title like "foo 123"): then the statement fails with 23505
+-- articles_slug_key, and a retry draws a new id and succeeds.
+WITH nid AS (
+    SELECT nextval(pg_get_serial_sequence('articles', 'id')) AS id
+), ins1 AS (
+    INSERT INTO articles (id, slug, title, description, body, author_id)
+    SELECT nid.id, $2::text, $3::text, $4::text, $5::text, $1::int8 FROM nid
+    ON CONFLICT (slug) DO NOTHING
+    RETURNING id, slug, title, description, body, author_id, created_at, updated_at
+), ins2 AS (
+    INSERT INTO articles (id, slug, title, description, body, author_id)
+    SELECT nid.id, $2::text || '-' || nid.id, $3::text, $4::text, $5::text, $1::int8
+      FROM nid
+     WHERE NOT EXISTS (SELECT 1 FROM ins1)
+    RETURNING id, slug, title, description, body, author_id, created_at, updated_at
+), art AS (
+    SELECT * FROM ins1 UNION ALL SELECT * FROM ins2
+), names AS (
+    SELECT DISTINCT n AS name
+      FROM unnest(string_to_array($6::text, E'\x1f')) AS n
+     WHERE n <> ''
+), tg AS (
+    -- DO UPDATE (not DO NOTHING) so that a tag another transaction has just
+    -- committed is returned too; sorted so concurrent inserts lock tags in
+    -- one order.
+    INSERT INTO tags (name)
+    SELECT name FROM names ORDER BY name COLLATE "C"
+    ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
+    RETURNING id
+), link AS (
+    INSERT INTO article_tags (article_id, tag_id, created_at)
+    SELECT art.id, tg.id, art.created_at FROM art CROSS JOIN tg ORDER BY tg.id
+)
+SELECT art.slug, art.title, art.description,
+       coalesce((SELECT string_agg(name, E'\x1f' ORDER BY name COLLATE "C")
+                   FROM names), '') AS tag_list,
+       art.created_at, art.updated_at,
+       false AS favorited,
+       0::int8 AS favorites_count,
+       u.username, u.bio, u.image,
+       false AS following,
+       art.body
+  FROM art
+  JOIN users u ON u.id = art.author_id;
+
+-- name: article_update
+-- $1 slug text, $2 viewer int8, $3 new base slug text (NULL when the title
+-- is not changed), $4 title text, $5 description text, $6 body text,
+-- $7 tags text (NULL = unchanged, '' = remove all, else replace).
+-- NULL leaves a field unchanged.
+-- -> zero rows: no such article (404).  One row: article columns 0..11,
+-- 12 body, 13 is_author bool; is_author false means nothing was changed and
+-- every other column is NULL (403).
+-- New slug: kept if equal to the current one (or to its suffixed form
+-- base-<id>); else the base if free, else base-<id>.  A concurrent writer
+-- taking the same base between our check and our write makes this fail
+-- with 23505 articles_slug_key; a retry then picks base-<id>.
+WITH target AS (
+    SELECT a.id, a.author_id = $2::int8 AS is_author
+      FROM articles a
+     WHERE a.slug = $1::text
+), upd AS (
+    UPDATE articles a
+       SET slug = CASE
+                  WHEN $3::text IS NULL THEN a.slug
+                  WHEN a.slug = $3::text THEN a.slug
+                  WHEN a.slug = $3::text || '-' || a.id THEN a.slug
+                  WHEN EXISTS (SELECT 1 FROM articles o WHERE o.slug = $3::text)
+                       THEN $3::text || '-' || a.id
+                  ELSE $3::text
+                  END,
+           title = coalesce($4::text, a.title),
+           description = coalesce($5::text, a.description),
+           body = coalesce($6::text, a.body),
+           updated_at = now()
+      FROM target t
+     WHERE a.id = t.id AND t.is_author
+    RETURNING a.id, a.slug, a.title, a.description, a.body, a.author_id,
+              a.favorites_count, a.created_at, a.updated_at
+), names AS (
+    SELECT DISTINCT n AS name
+      FROM unnest(string_to_array($7::text, E'\x1f')) AS n
+     WHERE n <> ''
+), tg AS (
+    INSERT INTO tags (name)
+    SELECT name FROM names WHERE EXISTS (SELECT 1 FROM upd) ORDER BY name COLLATE "C"
+    ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
+    RETURNING id
+), cur_tags AS (
+    SELECT x.tag_id FROM article_tags x JOIN upd ON x.article_id = upd.id
+), del AS (
+    DELETE FROM article_tags x USING upd
+     WHERE $7::text IS NOT NULL
+       AND x.article_id = upd.id
+       AND x.tag_id NOT IN (SELECT id FROM tg)
+), ins AS (
+    INSERT INTO article_tags (article_id, tag_id, created_at)
+    SELECT upd.id, tg.id, upd.created_at
+      FROM upd CROSS JOIN tg
+     WHERE tg.id NOT IN (SELECT tag_id FROM cur_tags)
+     ORDER BY tg.id
+)
+SELECT upd.slug, upd.title, upd.description,
+       CASE WHEN upd.id IS NULL THEN NULL
+            WHEN $7::text IS NULL THEN
+                 coalesce((SELECT string_agg(tt.name, E'\x1f' ORDER BY tt.name COLLATE "C")
+                             FROM article_tags atg JOIN tags tt ON tt.id = atg.tag_id
+                            WHERE atg.article_id = upd.id), '')
+            ELSE coalesce((SELECT string_agg(name, E'\x1f' ORDER BY name COLLATE "C")
+                             FROM names), '')
+       END AS tag_list,
+       upd.created_at, upd.updated_at,
+       CASE WHEN upd.id IS NULL THEN NULL
+            ELSE EXISTS (SELECT 1 FROM favorites f
+                          WHERE f.user_id = $2::int8 AND f.article_id = upd.id)
+       END AS favorited,
+       upd.favorites_count,
+       u.username, u.bio, u.image,
+       CASE WHEN upd.id IS NULL THEN NULL ELSE false END AS following,
+       upd.body,
+       t.is_author
+  FROM target t
+  LEFT JOIN upd ON upd.id = t.id
+  LEFT JOIN users u ON u.id = upd.author_id;
+
+-- name: article_delete
+-- $1 slug text, $2 viewer int8.  -> zero rows (404) or one row: 0 is_author
+-- bool; true means deleted (204), false means not yours, nothing done (403).
+-- Favorites, tags links and comments go with it (ON DELETE CASCADE).
+WITH target AS (
+    SELECT a.id, a.author_id = $2::int8 AS is_author
+      FROM articles a
+     WHERE a.slug = $1::text
+), del AS (
+    DELETE FROM articles a USING target t
+     WHERE a.id = t.id AND t.is_author
+)
+SELECT t.is_author FROM target t;
+
+-- name: favorite
+-- $1 slug text, $2 viewer int8 (required).  Idempotent.
+-- -> zero rows (404) or one row: article columns 0..11, 12 body, with
+-- favorited true and favorites_count after the write.
+WITH a AS (
+    SELECT * FROM articles WHERE slug = $1::text
+), ins AS (
+    INSERT INTO favorites (user_id, article_id)
+    SELECT $2::int8, a.id FROM a
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+)
+SELECT a.slug, a.title, a.description,
+       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
+                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
+                  WHERE atg.article_id = a.id), '') AS tag_list,
+       a.created_at, a.updated_at,
+       true AS favorited,
+       (a.favorites_count + (SELECT count(*) FROM ins))::int8 AS favorites_count,
+       u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id) AS following,
+       a.body
+  FROM a
+  JOIN users u ON u.id = a.author_id;
+
+-- name: unfavorite
+-- $1 slug text, $2 viewer int8 (required).  Idempotent.
+-- -> zero rows (404) or one row: article columns 0..11, 12 body, with
+-- favorited false and favorites_count after the write.
+WITH a AS (
+    SELECT * FROM articles WHERE slug = $1::text
+), del AS (
+    DELETE FROM favorites f USING a
+     WHERE f.user_id = $2::int8 AND f.article_id = a.id
+    RETURNING 1
+)
+SELECT a.slug, a.title, a.description,
+       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
+                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
+                  WHERE atg.article_id = a.id), '') AS tag_list,
+       a.created_at, a.updated_at,
+       false AS favorited,
+       (a.favorites_count - (SELECT count(*) FROM del))::int8 AS favorites_count,
+       u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id) AS following,
+       a.body
+  FROM a
+  JOIN users u ON u.id = a.author_id;
+
+-- name: comments_list
+-- $1 slug text, $2 viewer int8.  -> zero rows: no such article (404).
+-- Otherwise the 100 newest comments, newest first (comment columns); an
+-- article without comments gives one row with every column NULL (test id).
+WITH art AS (
+    SELECT id FROM articles WHERE slug = $1::text
+)
+SELECT c.id, c.created_at, c.updated_at, c.body,
+       u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $2::int8 AND fo.followee_id = c.author_id) AS following
+  FROM art
+  LEFT JOIN LATERAL (
+       SELECT cm.id, cm.created_at, cm.updated_at, cm.body, cm.author_id
+         FROM comments cm
+        WHERE cm.article_id = art.id
+        ORDER BY cm.created_at DESC, cm.id DESC
+        LIMIT 100) c ON true
+  LEFT JOIN users u ON u.id = c.author_id
+ ORDER BY c.created_at DESC, c.id DESC;
+
+-- name: comment_insert
+-- $1 slug text, $2 viewer int8 (the author, required), $3 body text.
+-- -> zero rows (404) or one comment row (author_following false).
+WITH art AS (
+    SELECT id FROM articles WHERE slug = $1::text
+), ins AS (
+    INSERT INTO comments (article_id, author_id, body)
+    SELECT art.id, $2::int8, $3::text FROM art
+    RETURNING id, created_at, updated_at, body, author_id
+)
+SELECT ins.id, ins.created_at, ins.updated_at, ins.body,
+       u.username, u.bio, u.image,
+       false AS following
+  FROM ins
+  JOIN users u ON u.id = ins.author_id;
+
+-- name: comment_delete
+-- $1 slug text, $2 comment id int8, $3 viewer int8 (required).
+-- -> always one row: 0 article_found bool, 1 comment_found bool (the comment
+-- exists on that article), 2 is_author bool (true: deleted, 204).
+-- Not found article 404, not found comment 404, not the author 403.
+WITH art AS (
+    SELECT id FROM articles WHERE slug = $1::text
+), cm AS (
+    SELECT c.id, c.author_id = $3::int8 AS is_author
+      FROM comments c JOIN art ON c.article_id = art.id
+     WHERE c.id = $2::int8
+), del AS (
+    DELETE FROM comments d USING cm
+     WHERE d.id = cm.id AND cm.is_author
+)
+SELECT EXISTS (SELECT 1 FROM art) AS article_found,
+       EXISTS (SELECT 1 FROM cm) AS comment_found,
+       coalesce((SELECT is_author FROM cm), false) AS is_author;
+
+-- name: tags_list
+-- No parameters.  -> 0 name text: every tag in use, most used first, ties
+-- by name (byte order).
+SELECT name
+  FROM tags
+ WHERE article_count > 0
+ ORDER BY article_count DESC, name COLLATE "C";

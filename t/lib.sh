@@ -1,0 +1,196 @@
+# t/lib.sh: what every integration test shares.  Sourced, not run.
+#
+# Each test gets its own scratch folder ($T), its own conduitd master on
+# 127.0.0.1 port 0 (the port is read back from the log, as libevent's
+# regress tests do), and, when it asks for one, its own PostgreSQL cluster
+# listening only on a unix socket in $T.  Everything started is stopped by
+# pid on exit, whatever the outcome.
+#
+# The harness (automake's test driver) sets CONDUITD, top_srcdir and
+# PG_BINDIR.  Exit status: 0 pass, 1 fail, 77 skip.
+
+set -u
+
+CONDUITD=${CONDUITD:-$(pwd)/conduitd}
+PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+top_srcdir=${top_srcdir:-$(pwd)}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/conduitd-test.XXXXXX")
+chmod 755 "$T"
+TEST_NAME=$(basename "$0" .sh)
+FAILS=0
+CONDUITD_PID=
+PG_STARTED=
+
+# ------------------------------------------------------------ reporting
+note() { printf '# %s\n' "$*"; }
+pass() { printf 'ok - %s\n' "$*"; }
+fail() { printf 'not ok - %s\n' "$*"; FAILS=$((FAILS + 1)); }
+skip() { printf 'skip: %s\n' "$*"; cleanup; exit 77; }
+bail() { printf 'Bail out! %s\n' "$*"; dump_logs; cleanup; exit 1; }
+
+# check DESCRIPTION COMMAND...: passes when the command succeeds.
+check() {
+    _d=$1; shift
+    if "$@"; then pass "$_d"; else fail "$_d"; fi
+}
+
+# is DESCRIPTION GOT WANT
+is() {
+    if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+dump_logs() {
+    if [ -f "$T/conduitd.log" ]; then
+        note "---- conduitd.log (last 40 lines)"
+        tail -n 40 "$T/conduitd.log" | sed 's/^/# /'
+    fi
+}
+
+# done_testing: the last line of every test.
+done_testing() {
+    [ "$FAILS" -gt 0 ] && dump_logs
+    cleanup
+    if [ "$FAILS" -gt 0 ]; then
+        note "$FAILS check(s) failed"
+        exit 1
+    fi
+    exit 0
+}
+
+# ------------------------------------------------------------ processes
+alive() { kill -0 "$1" 2>/dev/null; }
+
+# wait_for SECONDS COMMAND...: polls every 50 ms until the command succeeds.
+wait_for() {
+    _n=$(awk -v s="$1" 'BEGIN { print int(s * 20) }'); shift
+    while [ "$_n" -gt 0 ]; do
+        "$@" && return 0
+        sleep 0.05
+        _n=$((_n - 1))
+    done
+    return 1
+}
+
+# Stops a pid: SIGTERM, then SIGKILL after 10 s.
+stop_pid() {
+    _p=$1
+    alive "$_p" || return 0
+    kill -TERM "$_p" 2>/dev/null
+    wait_for 10 sh -c "! kill -0 $_p 2>/dev/null" || kill -KILL "$_p" 2>/dev/null
+    wait "$_p" 2>/dev/null || true
+}
+
+cleanup() {
+    if [ -n "$CONDUITD_PID" ]; then
+        # Workers of a master killed with -9 would be orphans: take them too.
+        for _w in $(worker_pids 2>/dev/null); do kill -KILL "$_w" 2>/dev/null; done
+        stop_pid "$CONDUITD_PID"
+        CONDUITD_PID=
+    fi
+    [ -n "$PG_STARTED" ] && pg_stop
+    [ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
+}
+trap 'cleanup; exit 1' INT TERM HUP
+
+# ------------------------------------------------------------ PostgreSQL
+as_pg() {
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# pg_start: a private cluster, socket in $T/pg, database "conduit" with the
+# schema applied.  Exports PGHOST, PGPORT, PGUSER, PGDATABASE and DB (a
+# connection string for --db).
+pg_start() {
+    [ -x "$PG_BINDIR/initdb" ] || skip "PostgreSQL 15 not found in $PG_BINDIR"
+    mkdir -p "$T/pg"
+    [ "$(id -u)" = 0 ] && chown postgres "$T/pg"
+    as_pg "$PG_BINDIR/initdb" -D "$T/pg/data" -E UTF8 --locale=C.UTF-8 \
+        -A trust -U postgres >"$T/pg/initdb.log" 2>&1 || bail "initdb failed"
+    cat >>"$T/pg/data/postgresql.conf" <<CONF
+listen_addresses = ''
+unix_socket_directories = '$T/pg'
+max_connections = 200
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+CONF
+    PGPORT=${PGPORT_TEST:-$((20000 + $$ % 20000))}
+    export PGHOST="$T/pg" PGPORT PGUSER=postgres PGDATABASE=conduit
+    pg_ctl_start || bail "PostgreSQL did not start"
+    PG_STARTED=1
+    as_pg "$PG_BINDIR/createdb" -h "$PGHOST" -p "$PGPORT" conduit || bail "createdb failed"
+    psql -X -q -v ON_ERROR_STOP=1 -f "$top_srcdir/sql/schema.sql" >"$T/pg/schema.log" 2>&1 ||
+        { cat "$T/pg/schema.log"; bail "schema.sql failed"; }
+    DB="host=$PGHOST port=$PGPORT user=postgres dbname=conduit"
+    export DB
+}
+
+pg_ctl_start() {
+    as_pg "$PG_BINDIR/pg_ctl" -D "$T/pg/data" -l "$T/pg/log" -w -t 30 \
+        -o "-p $PGPORT" start >/dev/null
+}
+
+pg_ctl_stop() {
+    as_pg "$PG_BINDIR/pg_ctl" -D "$T/pg/data" -w -t 30 -m "${1:-fast}" stop >/dev/null
+}
+
+pg_stop() {
+    pg_ctl_stop immediate 2>/dev/null
+    PG_STARTED=
+}
+
+# ------------------------------------------------------------ conduitd
+# conduitd_start [FLAGS...]: starts a master in the foreground (as a child
+# of this shell), logging to $T/conduitd.log, and waits until it says it
+# listens and every worker is ready.  Sets CONDUITD_PID and PORT, BASE.
+conduitd_start() {
+    _root=
+    [ "$(id -u)" = 0 ] && _root=--allow-root
+    : >"$T/conduitd.log"
+    "$CONDUITD" -b 127.0.0.1:0 --dev $_root --log "$T/conduitd.log" \
+        --log-level "${LOG_LEVEL:-info}" ${DB:+--db "$DB"} "$@" \
+        </dev/null >>"$T/conduitd.out" 2>&1 &
+    CONDUITD_PID=$!
+    wait_for 10 grep -q 'listening on ' "$T/conduitd.log" ||
+        bail "conduitd did not start: $(cat "$T/conduitd.out")"
+    PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/conduitd.log" | head -n 1)
+    BASE="http://127.0.0.1:$PORT"
+    wait_for 10 all_workers_ready || bail "workers did not become ready"
+}
+
+# Workers are the master's children whose title says "conduitd: worker".
+worker_pids() {
+    for _c in $(cat /proc/"$CONDUITD_PID"/task/*/children 2>/dev/null); do
+        case "$(cat /proc/"$_c"/cmdline 2>/dev/null | tr '\0' ' ')" in
+        *"conduitd: worker"*) echo "$_c" ;;
+        esac
+    done
+}
+
+worker_count() { worker_pids | wc -l | tr -d ' '; }
+
+# The master logs "worker N (pid P) ready" for each; count live ready ones.
+all_workers_ready() {
+    _want=$(grep -c 'ready' "$T/conduitd.log")
+    [ "$_want" -gt 0 ] && [ "$(worker_count)" -gt 0 ] &&
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/healthz")" = 200 ]
+}
+
+# http METHOD PATH [BODY [TOKEN]]: prints the status code on the first line
+# and the body on the second; curl's own failure prints 000.
+http() {
+    _m=$1 _p=$2 _b=${3:-} _t=${4:-}
+    set -- -s -S -o "$T/body" -w '%{http_code}' -X "$_m" --max-time 10
+    [ -n "$_b" ] && set -- "$@" -H 'Content-Type: application/json' --data-binary "$_b"
+    [ -n "$_t" ] && set -- "$@" -H "Authorization: Token $_t"
+    STATUS=$(curl "$@" "$BASE$_p" 2>"$T/curl.err") || STATUS=000
+    BODY=$(cat "$T/body" 2>/dev/null)
+}
+
+# healthz_worker: which worker answered /healthz (its index), or empty.
+healthz_worker() {
+    curl -s --max-time 5 "$BASE/healthz" | jq -r '.worker // empty' 2>/dev/null
+}
+
+has_test_hooks() { "$CONDUITD" -V | grep -q 'test-hooks'; }

@@ -1,0 +1,120 @@
+/*
+ * health: /healthz and the test-only /debug/ endpoints.  See health.h.
+ */
+#include "config.h"
+
+#include "worker/health.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "common/scoreboard.h"
+#include "worker/http.h"
+#include "worker/worker.h"
+
+/* 200 with the pid and the worker index: tests tell workers apart by it. */
+void
+health_get(struct http_ctx *c)
+{
+    struct evbuffer *b = worker_scratch(c->w);
+
+    evbuffer_add_printf(b, "{\"status\":\"ok\",\"pid\":%ld,\"worker\":%d}", (long)getpid(),
+                        worker_index(c->w));
+    http_reply(c, 200, b);
+}
+
+#ifdef CONDUITD_TEST_HOOKS
+
+/* ms from the query string, clamped to a minute; -1 when absent or bad. */
+static long
+query_ms(struct http_ctx *c)
+{
+    const char *s = http_query(c, "ms");
+    char *end;
+    long ms;
+
+    if (!s)
+        return -1;
+    ms = strtol(s, &end, 10);
+    if (*end || ms < 0 || ms > 60000)
+        return -1;
+    return ms;
+}
+
+struct sleep_state {
+    struct event *timer;
+    long ms;
+};
+
+static void
+sleep_state_free(void *p)
+{
+    struct sleep_state *s = p;
+
+    event_free(s->timer);
+    free(s);
+}
+
+static void
+on_slept(evutil_socket_t fd, short what, void *arg)
+{
+    struct http_ctx *c = arg;
+    struct sleep_state *s = c->state;
+    struct evbuffer *b = worker_scratch(c->w);
+
+    (void)fd;
+    (void)what;
+    evbuffer_add_printf(b, "{\"slept\":%ld}", s->ms);
+    http_reply(c, 200, b);
+}
+
+/* GET /debug/sleep?ms=N: answers after N ms without blocking the loop. */
+void
+debug_sleep(struct http_ctx *c)
+{
+    long ms = query_ms(c);
+    struct sleep_state *s;
+    struct timeval tv;
+
+    if (ms < 0) {
+        http_error(c, 422, "ms must be an integer from 0 to 60000");
+        return;
+    }
+    s = calloc(1, sizeof(*s));
+    if (!s) {
+        http_error(c, 503, "out of memory");
+        return;
+    }
+    s->ms = ms;
+    s->timer = evtimer_new(worker_base(c->w), on_slept, c);
+    c->state = s;
+    c->state_free = sleep_state_free;
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    evtimer_add(s->timer, &tv);
+}
+
+/* GET /debug/spin?ms=N: keeps the loop busy for N ms, as a stuck handler would. */
+void
+debug_spin(struct http_ctx *c)
+{
+    long ms = query_ms(c);
+    int64_t until;
+    struct evbuffer *b;
+
+    if (ms < 0) {
+        http_error(c, 422, "ms must be an integer from 0 to 60000");
+        return;
+    }
+    until = scoreboard_now_ms() + ms;
+    while (scoreboard_now_ms() < until)
+        ;
+    b = worker_scratch(c->w);
+    evbuffer_add_printf(b, "{\"spun\":%ld}", ms);
+    http_reply(c, 200, b);
+}
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * http: dispatch, replies and the accounting around them.  See http.h.
+ */
+#include "config.h"
+
+#include "worker/http.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+
+#include "common/json_out.h"
+#include "common/log.h"
+#include "common/scoreboard.h"
+#include "worker/routes.h"
+#include "worker/worker.h"
+
+static int
+method_of(enum evhttp_cmd_type t)
+{
+    switch (t) {
+    case EVHTTP_REQ_GET:
+        return ROUTER_GET;
+    case EVHTTP_REQ_POST:
+        return ROUTER_POST;
+    case EVHTTP_REQ_PUT:
+        return ROUTER_PUT;
+    case EVHTTP_REQ_DELETE:
+        return ROUTER_DELETE;
+    case EVHTTP_REQ_HEAD:
+        return ROUTER_HEAD;
+    case EVHTTP_REQ_OPTIONS:
+        return ROUTER_OPTIONS;
+    case EVHTTP_REQ_PATCH:
+        return ROUTER_PATCH;
+    default:
+        return ROUTER_OTHER;
+    }
+}
+
+/* The client hung up: forget the request, the reply will only free. */
+static void
+on_close(struct evhttp_connection *conn, void *arg)
+{
+    struct http_ctx *c = arg;
+
+    (void)conn;
+    c->req = NULL;
+    c->conn = NULL;
+}
+
+static void
+ctx_free(struct http_ctx *c)
+{
+    struct worker *w = c->w;
+
+    if (c->state_free)
+        c->state_free(c->state);
+    if (c->query_parsed)
+        evhttp_clear_headers(&c->query);
+    free(c);
+    worker_request_done(w);
+}
+
+void
+http_dispatch(struct evhttp_request *req, void *arg)
+{
+    struct worker *w = arg;
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    struct http_ctx *c;
+    enum router_result r;
+
+    c = calloc(1, sizeof(*c));
+    if (!c) {
+        evhttp_send_error(req, 503, "out of memory");
+        return;
+    }
+    c->req = req;
+    c->w = w;
+    c->conn = evhttp_request_get_connection(req);
+    c->method = method_of(evhttp_request_get_command(req));
+    c->start_ms = scoreboard_now_ms();
+    worker_request_begin(w);
+    evhttp_connection_set_closecb(c->conn, on_close, c);
+
+    r = router_match(routes, nroutes, c->method, path && *path ? path : "/", &c->match);
+    switch (r) {
+    case ROUTER_MATCH:
+        ((http_handler)c->match.route->handler)(c);
+        return;
+    case ROUTER_METHOD_NOT_ALLOWED: {
+        char allow[64];
+        router_allow_header(c->match.allowed, allow, sizeof(allow));
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", allow);
+        http_error(c, 405, "method not allowed");
+        return;
+    }
+    default:
+        http_error(c, 404, "not found");
+    }
+}
+
+void
+http_reply(struct http_ctx *c, int status, struct evbuffer *body)
+{
+    struct worker *w = c->w;
+
+    if (c->req) {
+        struct evkeyvalq *h = evhttp_request_get_output_headers(c->req);
+        /* From here on a hang-up must not reach this ctx: it is freed below. */
+        evhttp_connection_set_closecb(c->conn, NULL, NULL);
+        if (status != 204)
+            evhttp_add_header(h, "Content-Type", "application/json; charset=utf-8");
+        if (worker_draining(w))
+            evhttp_add_header(h, "Connection", "close");
+        if (c->method == ROUTER_HEAD && body)
+            evbuffer_drain(body, evbuffer_get_length(body));
+        evhttp_send_reply(c->req, status, NULL, status == 204 ? NULL : body);
+        worker_count_response(w, status);
+    }
+    if (body)
+        evbuffer_drain(body, evbuffer_get_length(body));
+    ctx_free(c);
+}
+
+static void
+send_error(struct http_ctx *c, int status, const char *msg, int retry_after)
+{
+    struct evbuffer *b = worker_scratch(c->w);
+
+    evbuffer_add(b, "{\"errors\":{\"body\":[", 19);
+    json_out_cstr(b, msg);
+    evbuffer_add(b, "]}}", 3);
+    if (retry_after && c->req)
+        evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", "1");
+    http_reply(c, status, b);
+}
+
+void
+http_error(struct http_ctx *c, int status, const char *msg)
+{
+    send_error(c, status, msg, 0);
+}
+
+void
+http_unavailable(struct http_ctx *c, const char *msg)
+{
+    send_error(c, 503, msg, 1);
+}
+
+const char *
+http_param(const struct http_ctx *c, int i, size_t *len)
+{
+    if (i >= c->match.nparams)
+        return NULL;
+    if (len)
+        *len = c->match.param_len[i];
+    return c->match.params[i];
+}
+
+const char *
+http_query(struct http_ctx *c, const char *key)
+{
+    if (!c->req)
+        return NULL;
+    if (!c->query_parsed) {
+        const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(c->req);
+        const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
+        TAILQ_INIT(&c->query);
+        c->query_parsed = 1;
+        if (q && evhttp_parse_query_str(q, &c->query) < 0)
+            return NULL;
+    }
+    return evhttp_find_header(&c->query, key);
+}
+
+const char *
+http_header(struct http_ctx *c, const char *name)
+{
+    if (!c->req)
+        return NULL;
+    return evhttp_find_header(evhttp_request_get_input_headers(c->req), name);
+}
+
+const unsigned char *
+http_body(struct http_ctx *c, size_t *len)
+{
+    struct evbuffer *in;
+
+    *len = 0;
+    if (!c->req)
+        return NULL;
+    in = evhttp_request_get_input_buffer(c->req);
+    *len = evbuffer_get_length(in);
+    return evbuffer_pullup(in, -1);
+}

@@ -1,0 +1,81 @@
+/*
+ * http: one request's life in a worker, from evhttp's callback to the one
+ * reply it gets.
+ *
+ * Ownership: http_dispatch() allocates a struct http_ctx for every request.
+ * From then on the handler chain owns it: whatever the handler started (a
+ * query, a hash) calls back with the ctx, and the chain ends in exactly one
+ * http_reply*() call, which sends the response (unless the client is gone)
+ * and frees the ctx.  Nothing else frees it.
+ *
+ * A client that hangs up while its request waits is noticed through the
+ * connection's close callback: c->req becomes NULL and nothing touches the
+ * evhttp request again (libevent frees it with the connection; answering
+ * it anyway is the double free of libevent issue 997).  The reply then only
+ * frees the ctx.
+ */
+#ifndef CONDUITD_HTTP_H
+#define CONDUITD_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sys/queue.h>
+
+#include <event2/keyvalq_struct.h>
+
+#include "worker/router.h"
+
+struct evbuffer;
+struct evhttp_request;
+struct evhttp_connection;
+struct worker;
+
+struct http_ctx {
+    struct evhttp_request *req; /* NULL once the client is gone */
+    struct evhttp_connection *conn;
+    struct worker *w;
+    int method;       /* enum router_method */
+    int64_t start_ms; /* when the request was dispatched */
+    int64_t user_id;  /* the caller, once authenticated; 0 = anonymous */
+    struct router_match match;
+    struct evkeyvalq query; /* parsed on first http_query() */
+    int query_parsed;
+    void *state;                  /* the handler's own, freed with state_free */
+    void (*state_free)(void *);
+};
+
+typedef void (*http_handler)(struct http_ctx *c);
+
+/* The evhttp generic callback: routes and calls the handler. */
+void http_dispatch(struct evhttp_request *req, void *arg);
+
+/* Sends status with body (moved out of it; may be NULL) as JSON; frees c. */
+void http_reply(struct http_ctx *c, int status, struct evbuffer *body);
+
+/* Sends {"errors":{"body":[msg]}}; frees c.  msg is plain text, escaped here. */
+void http_error(struct http_ctx *c, int status, const char *msg);
+
+/* As http_error, with a Retry-After header: the 503 of an unavailable database. */
+void http_unavailable(struct http_ctx *c, const char *msg);
+
+/* The i-th path parameter of the route, decoded; len may be NULL. */
+const char *http_param(const struct http_ctx *c, int i, size_t *len);
+
+/* Query-string argument, or NULL; decoded by evhttp. */
+const char *http_query(struct http_ctx *c, const char *key);
+
+/* A request header, or NULL. */
+const char *http_header(struct http_ctx *c, const char *name);
+
+/* The request body: pointer into evhttp's buffer and its length. */
+const unsigned char *http_body(struct http_ctx *c, size_t *len);
+
+/* Has the client hung up?  Handlers of long operations check before work. */
+static inline int
+http_gone(const struct http_ctx *c)
+{
+    return c->req == NULL;
+}
+
+#endif

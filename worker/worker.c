@@ -1,0 +1,338 @@
+/*
+ * worker: the event loop of one worker process.  See worker.h.
+ */
+#include "config.h"
+
+#include "worker/worker.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/listener.h>
+
+#include "common/config.h"
+#include "common/listen.h"
+#include "common/log.h"
+#include "common/proctitle.h"
+#include "common/scoreboard.h"
+#include "worker/http.h"
+
+#define HEARTBEAT_MS 250
+#define ACCEPT_RETRY_MS 100
+
+struct worker {
+    struct event_base *base;
+    struct evhttp *http;
+    const struct config *cfg;
+    struct worker_slot *slot;
+    int index;
+    int draining;
+    int64_t in_flight;
+    int nbound;
+    struct evhttp_bound_socket *bound[CONFIG_MAX_LISTEN];
+    struct evconnlistener *listener[CONFIG_MAX_LISTEN];
+    struct evbuffer *scratch;
+    struct event *heartbeat;
+    struct event *accept_retry;
+    struct event *drain_deadline;
+    struct event *signals[5];
+};
+
+/* One per process; file scope so that callbacks with foreign args find it. */
+static struct worker the_worker;
+
+void
+worker_request_begin(struct worker *w)
+{
+    w->in_flight++;
+    atomic_store_explicit(&w->slot->in_flight, w->in_flight, memory_order_relaxed);
+}
+
+void
+worker_request_done(struct worker *w)
+{
+    w->in_flight--;
+    atomic_store_explicit(&w->slot->in_flight, w->in_flight, memory_order_relaxed);
+    if (w->draining && w->in_flight == 0)
+        event_base_loopexit(w->base, NULL);
+}
+
+void
+worker_count_response(struct worker *w, int status)
+{
+    atomic_fetch_add_explicit(&w->slot->requests, 1, memory_order_relaxed);
+    if (status >= 500)
+        atomic_fetch_add_explicit(&w->slot->errors, 1, memory_order_relaxed);
+}
+
+int
+worker_draining(const struct worker *w)
+{
+    return w->draining;
+}
+
+struct evbuffer *
+worker_scratch(struct worker *w)
+{
+    return w->scratch;
+}
+
+struct event_base *
+worker_base(struct worker *w)
+{
+    return w->base;
+}
+
+const struct config *
+worker_config(const struct worker *w)
+{
+    return w->cfg;
+}
+
+int
+worker_index(const struct worker *w)
+{
+    return w->index;
+}
+
+/*
+ * The heartbeat comes from a timer in the loop itself, so a loop that is
+ * stuck (a busy handler, a blocking call) stops it, and the master notices.
+ */
+static void
+on_heartbeat(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+
+    (void)fd;
+    (void)what;
+    atomic_store_explicit(&w->slot->heartbeat_ms, scoreboard_now_ms(), memory_order_relaxed);
+}
+
+static void
+set_accepting(struct worker *w, int on)
+{
+    for (int i = 0; i < w->nbound; i++) {
+        if (!w->listener[i])
+            continue;
+        if (on)
+            evconnlistener_enable(w->listener[i]);
+        else
+            evconnlistener_disable(w->listener[i]);
+    }
+}
+
+static void
+on_accept_retry(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+
+    (void)fd;
+    (void)what;
+    if (!w->draining)
+        set_accepting(w, 1);
+}
+
+/*
+ * accept() failed.  Out of descriptors (EMFILE, ENFILE) or memory, the
+ * listener would fail again at once, in a loop at full CPU: pause it.
+ */
+static void
+on_accept_error(struct evconnlistener *l, void *arg)
+{
+    /* arg is evhttp's (bind_listener took the callback); there is one worker. */
+    struct worker *w = &the_worker;
+    int err = EVUTIL_SOCKET_ERROR();
+    struct timeval tv = {0, ACCEPT_RETRY_MS * 1000};
+
+    (void)l;
+    (void)arg;
+    log_warning("accept failed: %s; pausing accepts for %d ms", strerror(err), ACCEPT_RETRY_MS);
+    set_accepting(w, 0);
+    event_add(w->accept_retry, &tv);
+}
+
+static void
+stop_accepting(struct worker *w)
+{
+    for (int i = 0; i < w->nbound; i++) {
+        if (w->bound[i])
+            evhttp_del_accept_socket(w->http, w->bound[i]); /* frees the listener too */
+        w->bound[i] = NULL;
+        w->listener[i] = NULL;
+    }
+}
+
+static void
+on_drain_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+
+    (void)fd;
+    (void)what;
+    log_warning("graceful timeout: exiting with %lld request(s) still in flight",
+                (long long)w->in_flight);
+    event_base_loopbreak(w->base);
+}
+
+/* SIGTERM: stop accepting, let what is in flight finish, then exit. */
+static void
+drain(struct worker *w)
+{
+    struct timeval tv = {w->cfg->graceful_timeout, 0};
+
+    if (w->draining)
+        return;
+    w->draining = 1;
+    atomic_store(&w->slot->state, SLOT_DRAINING);
+    stop_accepting(w);
+    log_info("draining: %lld request(s) in flight", (long long)w->in_flight);
+    event_add(w->drain_deadline, &tv);
+    if (w->in_flight == 0)
+        event_base_loopexit(w->base, NULL);
+}
+
+static void
+on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct worker *w = arg;
+
+    (void)what;
+    switch (sig) {
+    case SIGTERM:
+        drain(w);
+        break;
+    case SIGINT:
+    case SIGQUIT:
+        log_info("fast shutdown");
+        event_base_loopbreak(w->base);
+        break;
+    case SIGUSR1:
+        if (log_reopen() < 0)
+            log_warning("could not reopen the log: %s", strerror(errno));
+        break;
+    default:
+        break; /* SIGHUP: reloads are the master's; a worker ignores it */
+    }
+}
+
+static int
+setup_signals(struct worker *w)
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGHUP};
+
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        w->signals[i] = evsignal_new(w->base, sigs[i], on_signal, w);
+        if (!w->signals[i] || event_add(w->signals[i], NULL) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+setup_http(struct worker *w, struct listener_set *ls)
+{
+    const struct config *c = w->cfg;
+
+    w->http = evhttp_new(w->base);
+    if (!w->http)
+        return -1;
+    evhttp_set_max_body_size(w->http, c->max_body_size);
+    evhttp_set_max_headers_size(w->http, c->max_header_size);
+    evhttp_set_timeout(w->http, c->idle_timeout);
+    evhttp_set_default_content_type(w->http, "application/json; charset=utf-8");
+    evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+                                            EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+                                            EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+    evhttp_set_gencb(w->http, http_dispatch, w);
+
+    for (int i = 0; i < ls->n; i++) {
+        struct listener *l = &ls->l[i];
+        int fd = ls->reuseport ? listen_reuseport_socket(l) : l->fd;
+        if (fd < 0) {
+            log_error("cannot open a reuseport socket on %s: %s", l->name, strerror(errno));
+            return -1;
+        }
+        /* Backlog 0: the socket already listens. */
+        w->listener[i] = evconnlistener_new(w->base, NULL, NULL,
+                                            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+        if (!w->listener[i])
+            return -1;
+        evconnlistener_set_error_cb(w->listener[i], on_accept_error);
+        w->bound[i] = evhttp_bind_listener(w->http, w->listener[i]);
+        if (!w->bound[i])
+            return -1;
+        w->nbound++;
+    }
+    return 0;
+}
+
+static void
+teardown(struct worker *w)
+{
+    if (w->http)
+        evhttp_free(w->http); /* closes every connection still open */
+    for (size_t i = 0; i < sizeof(w->signals) / sizeof(w->signals[0]); i++)
+        if (w->signals[i])
+            event_free(w->signals[i]);
+    if (w->heartbeat)
+        event_free(w->heartbeat);
+    if (w->accept_retry)
+        event_free(w->accept_retry);
+    if (w->drain_deadline)
+        event_free(w->drain_deadline);
+    if (w->scratch)
+        evbuffer_free(w->scratch);
+    if (w->base)
+        event_base_free(w->base);
+}
+
+void
+worker_main(const struct worker_args *a)
+{
+    struct worker *w = &the_worker;
+    struct timeval hb = {0, HEARTBEAT_MS * 1000};
+    char role[32];
+    int status = 0;
+
+    snprintf(role, sizeof(role), "worker %d", a->index);
+    log_set_role(role);
+    proctitle_set("conduitd: worker %d", a->index);
+
+    w->cfg = a->cfg;
+    w->index = a->index;
+    w->slot = &a->sb->slots[a->slot];
+    atomic_store(&w->slot->pid, (int)getpid());
+    atomic_store(&w->slot->heartbeat_ms, scoreboard_now_ms());
+
+    w->base = event_base_new();
+    w->scratch = evbuffer_new();
+    if (!w->base || !w->scratch)
+        fatal("cannot create the event loop");
+    w->heartbeat = event_new(w->base, -1, EV_PERSIST, on_heartbeat, w);
+    w->accept_retry = evtimer_new(w->base, on_accept_retry, w);
+    w->drain_deadline = evtimer_new(w->base, on_drain_deadline, w);
+    if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || event_add(w->heartbeat, &hb) < 0 ||
+        setup_signals(w) < 0)
+        fatal("cannot create the loop's events");
+
+    if (setup_http(w, a->listeners) < 0) {
+        log_error("cannot set up HTTP; exiting");
+        teardown(w);
+        exit(1);
+    }
+
+    atomic_store(&w->slot->state, SLOT_READY);
+    log_debug("ready (generation %d)", a->generation);
+    if (event_base_dispatch(w->base) < 0)
+        status = 1;
+    log_info("exiting");
+    teardown(w);
+    exit(status);
+}

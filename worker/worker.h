@@ -1,0 +1,49 @@
+/*
+ * worker: one process, one event loop.  The master forks it with the
+ * listening sockets open and the shared scoreboard mapped; everything else
+ * (the event base, evhttp, the database pool, the hashing threads) is
+ * created here, after the fork.
+ *
+ * Signals arrive as libevent events, so their work runs in the loop:
+ * TERM drains (stop accepting, finish what is in flight, exit 0), INT and
+ * QUIT exit at once, USR1 reopens the log, HUP is the master's business.
+ */
+#ifndef CONDUITD_WORKER_H
+#define CONDUITD_WORKER_H
+
+#include <stdint.h>
+
+struct config;
+struct listener_set;
+struct scoreboard;
+struct evbuffer;
+struct event_base;
+
+/* The exit status that tells the master not to respawn: the config is bad. */
+#define WORKER_EXIT_FATAL 2
+
+struct worker_args {
+    const struct config *cfg;
+    struct listener_set *listeners;
+    struct scoreboard *sb;
+    int slot;
+    int index;
+    int generation;
+};
+
+struct worker;
+
+/* Runs the worker until it is told to stop; never returns. */
+void worker_main(const struct worker_args *a) __attribute__((noreturn));
+
+/* For the request layer (http.c). */
+void worker_request_begin(struct worker *w);
+void worker_request_done(struct worker *w);
+void worker_count_response(struct worker *w, int status);
+int worker_draining(const struct worker *w);
+struct evbuffer *worker_scratch(struct worker *w);
+struct event_base *worker_base(struct worker *w);
+const struct config *worker_config(const struct worker *w);
+int worker_index(const struct worker *w);
+
+#endif
