@@ -122,19 +122,27 @@ run(const struct options *o, struct config *c)
         fprintf(stderr, "conduitd: cannot open the log %s: %s\n", c->log, strerror(errno));
         return 1;
     }
-    if (c->daemonize && daemon_detach() < 0) {
-        log_error("cannot become a daemon: %s", strerror(errno));
-        return 1;
+    char *pid_file = c->pid_file ? strdup(c->pid_file) : NULL;
+    int daemonize = c->daemonize;
+    if (master_init(o, c) < 0) {
+        status = 1;
+        goto out;
     }
-    if (c->pid_file && daemon_write_pidfile(c->pid_file, err, sizeof(err)) < 0) {
+    if (daemonize && daemon_detach() < 0) {
+        log_error("cannot become a daemon: %s", strerror(errno));
+        status = 1;
+        goto out;
+    }
+    if (pid_file && daemon_write_pidfile(pid_file, err, sizeof(err)) < 0) {
         log_error("%s", err);
         daemon_ready(0);
-        return 1;
+        free(pid_file);
+        return 1; /* the pidfile is another master's: leave it */
     }
-    char *pid_file = c->pid_file ? strdup(c->pid_file) : NULL;
-    status = master_run(o, c);
+    status = master_run();
     if (pid_file)
         daemon_remove_pidfile(pid_file);
+out:
     free(pid_file);
     log_close();
     return status;

@@ -580,10 +580,9 @@ raise_nofile(void)
 }
 
 int
-master_run(const struct options *opts, struct config *cfg)
+master_init(const struct options *opts, struct config *cfg)
 {
     char err[CONFIG_ERR_LEN];
-    int status = 0;
 
     M.opts = opts;
     M.cfg = *cfg; /* the master owns it from here */
@@ -591,21 +590,29 @@ master_run(const struct options *opts, struct config *cfg)
     M.target = config_workers(&M.cfg);
     M.generation = 1;
     log_set_role("master");
-    proctitle_set("conduitd: master");
 
     raise_nofile();
-    if (setup_signals() < 0) {
-        log_error("cannot set up signal handling: %s", strerror(errno));
-        return 1;
-    }
     if (listen_open(&M.ls, &M.cfg, err, sizeof(err)) < 0) {
         log_error("%s", err);
-        return 1;
+        return -1;
     }
     M.sb = scoreboard_create();
     if (!M.sb) {
         log_error("cannot map the scoreboard: %s", strerror(errno));
         listen_close(&M.ls);
+        return -1;
+    }
+    return 0;
+}
+
+int
+master_run(void)
+{
+    int status = 0;
+
+    proctitle_set("conduitd: master");
+    if (setup_signals() < 0) {
+        log_error("cannot set up signal handling: %s", strerror(errno));
         return 1;
     }
     chown_log();

@@ -14,10 +14,14 @@
 #include "master/options.h"
 
 /*
- * Runs the master with the resolved config until it is stopped.  opts is
- * kept so that a reload resolves the same flags again.  Returns the
- * process exit status.
+ * Takes over cfg (the caller's copy is zeroed), binds the listening sockets
+ * and maps the scoreboard: everything that can fail for a reason the user
+ * must see, so it runs before the process detaches.  opts is kept, so a
+ * reload resolves the same flags again.  0 or -1, logged.
  */
-int master_run(const struct options *opts, struct config *cfg);
+int master_init(const struct options *opts, struct config *cfg);
+
+/* Forks the workers and supervises them until stopped; the exit status. */
+int master_run(void);
 
 #endif

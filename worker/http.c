@@ -103,6 +103,25 @@ http_dispatch(struct evhttp_request *req, void *arg)
     }
 }
 
+/* The reply is fully written; the connection may now idle or close. */
+static void
+on_sent(struct evhttp_request *req, void *arg)
+{
+    struct evhttp_connection *conn = evhttp_request_get_connection(req);
+
+    if (conn)
+        evhttp_connection_set_closecb(conn, NULL, NULL);
+    worker_reply_sent(arg);
+}
+
+/* The connection died before the reply was written. */
+static void
+on_send_aborted(struct evhttp_connection *conn, void *arg)
+{
+    (void)conn;
+    worker_reply_sent(arg);
+}
+
 void
 http_reply(struct http_ctx *c, int status, struct evbuffer *body)
 {
@@ -110,8 +129,14 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
 
     if (c->req) {
         struct evkeyvalq *h = evhttp_request_get_output_headers(c->req);
-        /* From here on a hang-up must not reach this ctx: it is freed below. */
-        evhttp_connection_set_closecb(c->conn, NULL, NULL);
+        /*
+         * From here on a hang-up must not reach this ctx (it is freed below);
+         * it only ends the write.  on_sent runs first when the write
+         * completes, and clears the callback before evhttp frees anything.
+         */
+        evhttp_connection_set_closecb(c->conn, on_send_aborted, w);
+        evhttp_request_set_on_complete_cb(c->req, on_sent, w);
+        worker_reply_sending(w);
         if (status != 204)
             evhttp_add_header(h, "Content-Type", "application/json; charset=utf-8");
         if (worker_draining(w))

@@ -21,6 +21,8 @@
 #include "common/log.h"
 #include "common/proctitle.h"
 #include "common/scoreboard.h"
+#include "worker/bcrypt_pool.h"
+#include "worker/db.h"
 #include "worker/http.h"
 
 #define HEARTBEAT_MS 250
@@ -34,10 +36,13 @@ struct worker {
     int index;
     int draining;
     int64_t in_flight;
+    int64_t sending; /* replies handed to evhttp, not yet fully written */
     int nbound;
     struct evhttp_bound_socket *bound[CONFIG_MAX_LISTEN];
     struct evconnlistener *listener[CONFIG_MAX_LISTEN];
     struct evbuffer *scratch;
+    struct db_pool *db;
+    struct bcrypt_pool *bcrypt;
     struct event *heartbeat;
     struct event *accept_retry;
     struct event *drain_deadline;
@@ -54,13 +59,33 @@ worker_request_begin(struct worker *w)
     atomic_store_explicit(&w->slot->in_flight, w->in_flight, memory_order_relaxed);
 }
 
+/* A draining worker exits once nothing is in flight and every reply is written. */
+static void
+exit_if_drained(struct worker *w)
+{
+    if (w->draining && w->in_flight == 0 && w->sending == 0)
+        event_base_loopexit(w->base, NULL);
+}
+
 void
 worker_request_done(struct worker *w)
 {
     w->in_flight--;
     atomic_store_explicit(&w->slot->in_flight, w->in_flight, memory_order_relaxed);
-    if (w->draining && w->in_flight == 0)
-        event_base_loopexit(w->base, NULL);
+    exit_if_drained(w);
+}
+
+void
+worker_reply_sending(struct worker *w)
+{
+    w->sending++;
+}
+
+void
+worker_reply_sent(struct worker *w)
+{
+    w->sending--;
+    exit_if_drained(w);
 }
 
 void
@@ -93,6 +118,18 @@ const struct config *
 worker_config(const struct worker *w)
 {
     return w->cfg;
+}
+
+struct db_pool *
+worker_db(struct worker *w)
+{
+    return w->db;
+}
+
+struct bcrypt_pool *
+worker_bcrypt(struct worker *w)
+{
+    return w->bcrypt;
 }
 
 int
@@ -194,8 +231,7 @@ drain(struct worker *w)
     stop_accepting(w);
     log_info("draining: %lld request(s) in flight", (long long)w->in_flight);
     event_add(w->drain_deadline, &tv);
-    if (w->in_flight == 0)
-        event_base_loopexit(w->base, NULL);
+    exit_if_drained(w);
 }
 
 static void
@@ -273,9 +309,43 @@ setup_http(struct worker *w, struct listener_set *ls)
     return 0;
 }
 
+/*
+ * The connection string: --db / db, else DATABASE_URL, else libpq's own
+ * PG* variables and defaults.  One that cannot parse will never work:
+ * that is the fatal exit status, and the master stops respawning.
+ */
+static int
+setup_services(struct worker *w)
+{
+    const struct config *c = w->cfg;
+    const char *conninfo = c->db ? c->db : getenv("DATABASE_URL");
+    char *err = NULL;
+    PQconninfoOption *opts;
+
+    if (!conninfo)
+        conninfo = "";
+    opts = PQconninfoParse(conninfo, &err);
+    if (!opts) {
+        log_error("the database connection string is invalid: %s",
+                  err ? err : "out of memory");
+        PQfreemem(err);
+        return -1;
+    }
+    PQconninfoFree(opts);
+    w->db = db_pool_new(w->base, conninfo, c->pool, c->pool_queue, w->slot);
+    w->bcrypt = bcrypt_pool_new(w->base, c->bcrypt_threads, c->bcrypt_cost);
+    if (!w->db || !w->bcrypt) {
+        log_error("cannot create the database pool or the hashing threads");
+        return -1;
+    }
+    return 0;
+}
+
 static void
 teardown(struct worker *w)
 {
+    bcrypt_pool_free(w->bcrypt);
+    db_pool_free(w->db);
     if (w->http)
         evhttp_free(w->http); /* closes every connection still open */
     for (size_t i = 0; i < sizeof(w->signals) / sizeof(w->signals[0]); i++)
@@ -326,6 +396,10 @@ worker_main(const struct worker_args *a)
         log_error("cannot set up HTTP; exiting");
         teardown(w);
         exit(1);
+    }
+    if (setup_services(w) < 0) {
+        teardown(w);
+        exit(WORKER_EXIT_FATAL);
     }
 
     atomic_store(&w->slot->state, SLOT_READY);

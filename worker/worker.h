@@ -18,6 +18,8 @@ struct listener_set;
 struct scoreboard;
 struct evbuffer;
 struct event_base;
+struct db_pool;
+struct bcrypt_pool;
 
 /* The exit status that tells the master not to respawn: the config is bad. */
 #define WORKER_EXIT_FATAL 2
@@ -39,11 +41,16 @@ void worker_main(const struct worker_args *a) __attribute__((noreturn));
 /* For the request layer (http.c). */
 void worker_request_begin(struct worker *w);
 void worker_request_done(struct worker *w);
+/* Bracket a reply's write, so a drain does not exit with bytes unsent. */
+void worker_reply_sending(struct worker *w);
+void worker_reply_sent(struct worker *w);
 void worker_count_response(struct worker *w, int status);
 int worker_draining(const struct worker *w);
 struct evbuffer *worker_scratch(struct worker *w);
 struct event_base *worker_base(struct worker *w);
 const struct config *worker_config(const struct worker *w);
 int worker_index(const struct worker *w);
+struct db_pool *worker_db(struct worker *w);
+struct bcrypt_pool *worker_bcrypt(struct worker *w);
 
 #endif

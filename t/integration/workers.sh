@@ -1,0 +1,34 @@
+#!/bin/sh
+# -w 3 gives three workers, each with its title, all serving /healthz; the
+# master has its own title; -w auto gives one per online core.
+. "$top_srcdir/t/lib.sh"
+
+conduitd_start -w 3
+wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 3 ]"
+is "-w 3 forks three workers" "$(worker_count)" 3
+is "the master's title" "$(tr '\0' ' ' </proc/$CONDUITD_PID/cmdline | sed 's/ *$//')" "conduitd: master"
+
+# Every worker index answers, sooner or later, on fresh connections.
+seen=
+for i in $(seq 1 200); do
+    seen="$seen $(healthz_worker)"
+done
+for w in 0 1 2; do
+    check "worker $w answers /healthz" sh -c "echo '$seen' | grep -qw $w"
+done
+body=$(curl -s "$BASE/healthz")
+check "/healthz says ok with a pid" sh -c "echo '$body' | jq -e '.status == \"ok\" and (.pid | type) == \"number\"' >/dev/null"
+ctype=$(curl -s -o /dev/null -w '%{content_type}' "$BASE/healthz")
+is "/healthz is JSON" "$ctype" "application/json; charset=utf-8"
+http GET /no/such/path
+is "unknown path gives 404" "$STATUS" 404
+check "404 has the error envelope" sh -c "echo '$BODY' | jq -e '.errors.body[0]' >/dev/null"
+http POST /healthz
+is "wrong method gives 405" "$STATUS" 405
+stop_pid "$CONDUITD_PID"; CONDUITD_PID=
+
+conduitd_start -w auto
+cores=$(getconf _NPROCESSORS_ONLN)
+wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq $cores ]"
+is "-w auto forks one worker per online core" "$(worker_count)" "$cores"
+done_testing

@@ -1,0 +1,173 @@
+/*
+ * api: what the endpoint files share.  See api.h.
+ */
+#include "config.h"
+
+#include "worker/api.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "common/isotime.h"
+#include "common/json_out.h"
+#include "common/log.h"
+#include "worker/http.h"
+#include "worker/worker.h"
+
+int
+api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res)
+{
+    if (st == DB_OK)
+        return 0;
+    if (st == DB_UNAVAILABLE) {
+        http_unavailable(c, "database unavailable, try again shortly");
+        return 1;
+    }
+    log_error("query failed: %s %s", db_sqlstate(res),
+              res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : "");
+    http_error(c, 500, "internal error");
+    return 1;
+}
+
+void
+api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb)
+{
+    db_query(worker_db(c->w), q, params, cb, c);
+}
+
+void
+api_text_or_null(struct evbuffer *b, const PGresult *r, int row, int col)
+{
+    size_t len;
+    const char *s = db_text(r, row, col, &len);
+
+    if (s)
+        json_out_string(b, s, len);
+    else
+        evbuffer_add(b, "null", 4);
+}
+
+void
+api_timestamp(struct evbuffer *b, const PGresult *r, int row, int col)
+{
+    char t[ISOTIME_LEN + 1];
+
+    isotime_from_pg_usec(db_timestamptz(r, row, col), t);
+    evbuffer_add(b, "\"", 1);
+    evbuffer_add(b, t, ISOTIME_LEN);
+    evbuffer_add(b, "\"", 1);
+}
+
+void
+api_profile_object(struct evbuffer *b, const PGresult *r, int row, int col)
+{
+    evbuffer_add(b, "{\"username\":", 12);
+    api_text_or_null(b, r, row, col);
+    evbuffer_add(b, ",\"bio\":", 7);
+    api_text_or_null(b, r, row, col + 1);
+    evbuffer_add(b, ",\"image\":", 9);
+    api_text_or_null(b, r, row, col + 2);
+    evbuffer_add(b, ",\"following\":", 13);
+    json_out_bool(b, db_bool(r, row, col + 3));
+    evbuffer_add(b, "}", 1);
+}
+
+/* tag_list is the sorted tags joined by 0x1f; "" when there is none. */
+static void
+tag_list(struct evbuffer *b, const PGresult *r, int row, int col)
+{
+    size_t len;
+    const char *s = db_text(r, row, col, &len);
+    size_t start = 0;
+    int first = 1;
+
+    evbuffer_add(b, "[", 1);
+    for (size_t i = 0; s && i <= len; i++) {
+        if (i < len && s[i] != '\x1f')
+            continue;
+        if (i > start) {
+            if (!first)
+                evbuffer_add(b, ",", 1);
+            json_out_string(b, s + start, i - start);
+            first = 0;
+        }
+        start = i + 1;
+    }
+    evbuffer_add(b, "]", 1);
+}
+
+void
+api_article_object(struct evbuffer *b, const PGresult *r, int row, int with_body)
+{
+    evbuffer_add(b, "{\"slug\":", 8);
+    api_text_or_null(b, r, row, 0);
+    evbuffer_add(b, ",\"title\":", 9);
+    api_text_or_null(b, r, row, 1);
+    evbuffer_add(b, ",\"description\":", 15);
+    api_text_or_null(b, r, row, 2);
+    if (with_body) {
+        evbuffer_add(b, ",\"body\":", 8);
+        api_text_or_null(b, r, row, 12);
+    }
+    evbuffer_add(b, ",\"tagList\":", 11);
+    tag_list(b, r, row, 3);
+    evbuffer_add(b, ",\"createdAt\":", 13);
+    api_timestamp(b, r, row, 4);
+    evbuffer_add(b, ",\"updatedAt\":", 13);
+    api_timestamp(b, r, row, 5);
+    evbuffer_add(b, ",\"favorited\":", 13);
+    json_out_bool(b, db_bool(r, row, 6));
+    evbuffer_add(b, ",\"favoritesCount\":", 18);
+    json_out_int(b, db_int8(r, row, 7));
+    evbuffer_add(b, ",\"author\":", 10);
+    api_profile_object(b, r, row, 8);
+    evbuffer_add(b, "}", 1);
+}
+
+void
+api_comment_object(struct evbuffer *b, const PGresult *r, int row)
+{
+    evbuffer_add(b, "{\"id\":", 6);
+    json_out_int(b, db_int8(r, row, 0));
+    evbuffer_add(b, ",\"createdAt\":", 13);
+    api_timestamp(b, r, row, 1);
+    evbuffer_add(b, ",\"updatedAt\":", 13);
+    api_timestamp(b, r, row, 2);
+    evbuffer_add(b, ",\"body\":", 8);
+    api_text_or_null(b, r, row, 3);
+    evbuffer_add(b, ",\"author\":", 10);
+    api_profile_object(b, r, row, 4);
+    evbuffer_add(b, "}", 1);
+}
+
+int
+api_query_int(struct http_ctx *c, const char *name, long def, long min, long max, long *out)
+{
+    const char *s = http_query(c, name);
+    char *end;
+    long v;
+    char msg[96];
+
+    *out = def;
+    if (!s)
+        return 0;
+    v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < min || v > max) {
+        snprintf(msg, sizeof(msg), "%s must be an integer from %ld to %ld", name, min, max);
+        http_error(c, 422, msg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+const char *
+api_itoa(int64_t v, char buf[24])
+{
+    snprintf(buf, 24, "%" PRId64, v);
+    return buf;
+}

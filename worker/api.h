@@ -1,0 +1,81 @@
+/*
+ * api: the Conduit endpoints (api_*.c, one file per resource) and what
+ * they share: writing the JSON objects of the spec from result rows in the
+ * column orders sql/queries.sql fixes, reading list parameters, and the
+ * answer to a query that failed.
+ *
+ * Every handler follows one shape: check auth and input (answering 401 or
+ * 422 itself), send one query with db_query(c's worker pool, ..., c), and
+ * in the callback write the response into worker_scratch() and call
+ * http_reply() exactly once.  A callback first checks st with
+ * api_db_failed(), which answers 503 for an unavailable database and a
+ * logged 500 for anything else not handled by the caller.
+ */
+#ifndef CONDUITD_API_H
+#define CONDUITD_API_H
+
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "worker/db.h"
+
+struct evbuffer;
+struct http_ctx;
+
+/* Endpoint handlers, one per route (see routes.c). */
+void api_users_register(struct http_ctx *c);
+void api_users_login(struct http_ctx *c);
+void api_user_get(struct http_ctx *c);
+void api_user_update(struct http_ctx *c);
+void api_profile_get(struct http_ctx *c);
+void api_profile_follow(struct http_ctx *c);
+void api_profile_unfollow(struct http_ctx *c);
+void api_articles_list(struct http_ctx *c);
+void api_articles_feed(struct http_ctx *c);
+void api_article_get(struct http_ctx *c);
+void api_article_create(struct http_ctx *c);
+void api_article_update(struct http_ctx *c);
+void api_article_delete(struct http_ctx *c);
+void api_article_favorite(struct http_ctx *c);
+void api_article_unfavorite(struct http_ctx *c);
+void api_comments_list(struct http_ctx *c);
+void api_comment_create(struct http_ctx *c);
+void api_comment_delete(struct http_ctx *c);
+void api_tags_list(struct http_ctx *c);
+
+/*
+ * For a callback: answers a failed query (st != DB_OK) and returns 1, or
+ * returns 0 when st is DB_OK.  503 with Retry-After for DB_UNAVAILABLE;
+ * otherwise a 500 with the SQLSTATE logged (callers that expect an error,
+ * such as 23505, test for it before calling this).
+ */
+int api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res);
+
+/* Sends the query with the ctx as the callback argument. */
+void api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb);
+
+/* Text column as a JSON string, or null when NULL. */
+void api_text_or_null(struct evbuffer *b, const PGresult *r, int row, int col);
+/* timestamptz column as "2026-12-02T10:13:44.123Z". */
+void api_timestamp(struct evbuffer *b, const PGresult *r, int row, int col);
+
+/* {"username":..,"bio":..,"image":..,"following":..} from four columns. */
+void api_profile_object(struct evbuffer *b, const PGresult *r, int row, int col);
+
+/* An article object (columns 0..11, and 12 body when with_body). */
+void api_article_object(struct evbuffer *b, const PGresult *r, int row, int with_body);
+
+/* A comment object (columns 0..7). */
+void api_comment_object(struct evbuffer *b, const PGresult *r, int row);
+
+/*
+ * Reads an integer query argument in [min, max] into *out (def when
+ * absent).  -1 after a 422 naming the argument.
+ */
+int api_query_int(struct http_ctx *c, const char *name, long def, long min, long max, long *out);
+
+/* Formats v as decimal into buf (24 bytes); returns buf. */
+const char *api_itoa(int64_t v, char buf[24]);
+
+#endif

@@ -1,0 +1,389 @@
+/*
+ * api_users: registration, login, and the current user (get and update).
+ *
+ * Registration and login need bcrypt, which runs on the worker's hashing
+ * threads; the request waits for the hash, then for the query, and keeps
+ * its parsed body in c->state meanwhile.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "common/json_out.h"
+#include "common/log.h"
+#include "common/password.h"
+#include "worker/api.h"
+#include "worker/auth.h"
+#include "worker/bcrypt_pool.h"
+#include "worker/http.h"
+#include "worker/reqbody.h"
+#include "worker/worker.h"
+
+#define USERNAME_MAX 64
+#define EMAIL_MAX 254
+
+/* What a users request carries between its asynchronous steps. */
+struct user_req {
+    cJSON *doc; /* the parsed body; the strings below point into it */
+    const char *username, *email, *password, *bio, *image;
+    int has_bio, has_image;
+    char hash[PASSWORD_HASH_LEN];
+    /* login: the user row, kept past its PGresult while the hash is checked */
+    int found;
+    int64_t id;
+    char *row[4]; /* username, email, bio, image; NULL for SQL NULL */
+};
+
+static void
+user_req_free(void *p)
+{
+    struct user_req *u = p;
+
+    cJSON_Delete(u->doc);
+    for (int i = 0; i < 4; i++)
+        free(u->row[i]);
+    explicit_bzero(u->hash, sizeof(u->hash));
+    free(u);
+}
+
+static struct user_req *
+user_req_new(struct http_ctx *c)
+{
+    struct user_req *u = calloc(1, sizeof(*u));
+
+    if (!u) {
+        http_error(c, 503, "out of memory");
+        return NULL;
+    }
+    c->state = u;
+    c->state_free = user_req_free;
+    return u;
+}
+
+static void
+cstr_or_null(struct evbuffer *b, const char *s)
+{
+    if (s)
+        json_out_cstr(b, s);
+    else
+        evbuffer_add(b, "null", 4);
+}
+
+/*
+ * {"user":{"email","token","username","bio","image"}}; f holds username,
+ * email, bio, image.  A fresh token is signed when token is NULL.
+ */
+static void
+reply_user_fields(struct http_ctx *c, int status, int64_t id, const char *const f[4],
+                  const char *token)
+{
+    struct evbuffer *b = worker_scratch(c->w);
+    char fresh[JWT_MAX_LEN + 1];
+
+    if (!token) {
+        if (auth_token(c, id, fresh, sizeof(fresh)) < 0) {
+            http_error(c, 500, "cannot sign a token");
+            return;
+        }
+        token = fresh;
+    }
+    evbuffer_add(b, "{\"user\":{\"email\":", 17);
+    cstr_or_null(b, f[1]);
+    evbuffer_add(b, ",\"token\":", 9);
+    json_out_cstr(b, token);
+    evbuffer_add(b, ",\"username\":", 12);
+    cstr_or_null(b, f[0]);
+    evbuffer_add(b, ",\"bio\":", 7);
+    cstr_or_null(b, f[2]);
+    evbuffer_add(b, ",\"image\":", 9);
+    cstr_or_null(b, f[3]);
+    evbuffer_add(b, "}}", 2);
+    http_reply(c, status, b);
+}
+
+/* The same from a user row: 0 id, 1 username, 2 email, 3 bio, 4 image. */
+static void
+reply_user(struct http_ctx *c, int status, const PGresult *r, const char *token)
+{
+    const char *f[4];
+
+    for (int i = 0; i < 4; i++)
+        f[i] = db_text(r, 0, i + 1, NULL);
+    reply_user_fields(c, status, db_int8(r, 0, 0), f, token);
+}
+
+/* 23505 on users: which field is taken.  1 when answered. */
+static int
+reply_taken(struct http_ctx *c, enum db_status st, const PGresult *res)
+{
+    const char *constraint;
+
+    if (st != DB_SQL_ERROR || strcmp(db_sqlstate(res), "23505") != 0)
+        return 0;
+    constraint = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
+    if (constraint && strcmp(constraint, "users_email_key") == 0)
+        http_error(c, 409, "email has already been taken");
+    else
+        http_error(c, 409, "username has already been taken");
+    return 1;
+}
+
+static int
+check_lengths(struct http_ctx *c, const struct user_req *u)
+{
+    if (u->username && strlen(u->username) > USERNAME_MAX) {
+        http_error(c, 422, "username is too long (at most 64 bytes)");
+        return -1;
+    }
+    if (u->email && (strlen(u->email) > EMAIL_MAX || !strchr(u->email, '@'))) {
+        http_error(c, 422, "email is invalid");
+        return -1;
+    }
+    if (u->password && strlen(u->password) > PASSWORD_MAX) {
+        http_error(c, 422, "password is too long (at most 72 bytes)");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- register */
+
+static void
+on_registered(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+
+    if (reply_taken(c, st, res) || api_db_failed(c, st, res))
+        return;
+    reply_user(c, 201, res, NULL);
+}
+
+static void
+on_register_hashed(void *arg, int ok, const char *hash)
+{
+    struct http_ctx *c = arg;
+    struct user_req *u = c->state;
+    const char *params[3];
+
+    if (!ok) {
+        http_error(c, 500, "cannot hash the password");
+        return;
+    }
+    if (http_gone(c)) {
+        http_error(c, 499, "client gone"); /* only frees: nobody to answer */
+        return;
+    }
+    snprintf(u->hash, sizeof(u->hash), "%s", hash);
+    params[0] = u->username;
+    params[1] = u->email;
+    params[2] = u->hash;
+    api_query(c, SQL_USER_INSERT, params, on_registered);
+}
+
+void
+api_users_register(struct http_ctx *c)
+{
+    struct user_req *u = user_req_new(c);
+    const cJSON *o;
+    const int need = REQBODY_REQUIRED | REQBODY_NONEMPTY;
+
+    if (!u || !(o = reqbody_object(c, "user", &u->doc)))
+        return;
+    if (reqbody_string(c, o, "username", need, &u->username, NULL) < 0 ||
+        reqbody_string(c, o, "email", need, &u->email, NULL) < 0 ||
+        reqbody_string(c, o, "password", need, &u->password, NULL) < 0 || check_lengths(c, u) < 0)
+        return;
+    bcrypt_hash(worker_bcrypt(c->w), u->password, on_register_hashed, c);
+}
+
+/* ---------------------------------------------------------------- login */
+
+static void
+on_login_checked(void *arg, int ok, const char *hash)
+{
+    struct http_ctx *c = arg;
+    struct user_req *u = c->state;
+
+    (void)hash;
+    if (!ok || !u->found) {
+        http_error(c, 401, "email or password is invalid");
+        return;
+    }
+    reply_user_fields(c, 200, u->id, (const char *const *)u->row, NULL);
+}
+
+/*
+ * A well-formed hash that matches no password: checking against it when
+ * the email is unknown costs as much as a real check, so the answer's
+ * timing does not tell which emails exist.
+ */
+static const char no_user_hash[] = "$2b$10$abcdefghijklmnopqrstuuOaVXpXdnIAwbKYrh/ImTaY/rMx2HQTe";
+
+static void
+on_login_row(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+    struct user_req *u = c->state;
+
+    if (api_db_failed(c, st, res))
+        return;
+    if (PQntuples(res) == 0) {
+        bcrypt_verify(worker_bcrypt(c->w), u->password, no_user_hash, on_login_checked, c);
+        return;
+    }
+    /* Keep the row: the PGresult is cleared when this returns. */
+    u->found = 1;
+    u->id = db_int8(res, 0, 0);
+    for (int i = 0; i < 4; i++) {
+        const char *v = db_text(res, 0, i + 1, NULL);
+        if (v && !(u->row[i] = strdup(v))) {
+            http_error(c, 503, "out of memory");
+            return;
+        }
+    }
+    bcrypt_verify(worker_bcrypt(c->w), u->password, db_text(res, 0, 5, NULL), on_login_checked,
+                  c);
+}
+
+void
+api_users_login(struct http_ctx *c)
+{
+    struct user_req *u = user_req_new(c);
+    const cJSON *o;
+    const int need = REQBODY_REQUIRED | REQBODY_NONEMPTY;
+    const char *params[1];
+
+    if (!u || !(o = reqbody_object(c, "user", &u->doc)))
+        return;
+    if (reqbody_string(c, o, "email", need, &u->email, NULL) < 0 ||
+        reqbody_string(c, o, "password", need, &u->password, NULL) < 0)
+        return;
+    if (strlen(u->password) > PASSWORD_MAX) {
+        http_error(c, 401, "email or password is invalid");
+        return;
+    }
+    params[0] = u->email;
+    api_query(c, SQL_USER_BY_EMAIL, params, on_login_row);
+}
+
+/* ---------------------------------------------------------------- current user */
+
+/* The caller's own token, echoed back by GET /api/user. */
+static const char *
+caller_token(struct http_ctx *c)
+{
+    const char *h = http_header(c, "Authorization");
+    const char *sp = h ? strchr(h, ' ') : NULL;
+
+    while (sp && *sp == ' ')
+        sp++;
+    return sp;
+}
+
+static void
+on_user(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+
+    if (api_db_failed(c, st, res))
+        return;
+    if (PQntuples(res) == 0) {
+        /* A valid token for a user that no longer exists. */
+        http_error(c, 401, "token invalid: no such user");
+        return;
+    }
+    reply_user(c, 200, res, caller_token(c));
+}
+
+void
+api_user_get(struct http_ctx *c)
+{
+    char id[24];
+    const char *params[1];
+
+    if (auth_caller(c, AUTH_REQUIRED) < 0)
+        return;
+    params[0] = api_itoa(c->user_id, id);
+    api_query(c, SQL_USER_BY_ID, params, on_user);
+}
+
+static void
+on_updated(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+
+    if (reply_taken(c, st, res) || api_db_failed(c, st, res))
+        return;
+    if (PQntuples(res) == 0) {
+        http_error(c, 401, "token invalid: no such user");
+        return;
+    }
+    reply_user(c, 200, res, NULL);
+}
+
+static void
+send_update(struct http_ctx *c)
+{
+    struct user_req *u = c->state;
+    char id[24];
+    const char *params[6];
+
+    params[0] = api_itoa(c->user_id, id);
+    params[1] = u->email;
+    params[2] = u->username;
+    params[3] = u->hash[0] ? u->hash : NULL;
+    /* For bio and image, NULL leaves them alone and '' clears them. */
+    params[4] = u->has_bio ? (u->bio ? u->bio : "") : NULL;
+    params[5] = u->has_image ? (u->image ? u->image : "") : NULL;
+    api_query(c, SQL_USER_UPDATE, params, on_updated);
+}
+
+static void
+on_update_hashed(void *arg, int ok, const char *hash)
+{
+    struct http_ctx *c = arg;
+    struct user_req *u = c->state;
+
+    if (!ok) {
+        http_error(c, 500, "cannot hash the password");
+        return;
+    }
+    if (http_gone(c)) {
+        http_error(c, 499, "client gone");
+        return;
+    }
+    snprintf(u->hash, sizeof(u->hash), "%s", hash);
+    send_update(c);
+}
+
+void
+api_user_update(struct http_ctx *c)
+{
+    struct user_req *u;
+    const cJSON *o;
+    const int given = REQBODY_NONEMPTY;
+    int has_email, has_username, has_password;
+
+    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(u = user_req_new(c)) ||
+        !(o = reqbody_object(c, "user", &u->doc)))
+        return;
+    if (reqbody_string(c, o, "email", given, &u->email, &has_email) < 0 ||
+        reqbody_string(c, o, "username", given, &u->username, &has_username) < 0 ||
+        reqbody_string(c, o, "password", given, &u->password, &has_password) < 0 ||
+        reqbody_string(c, o, "bio", REQBODY_NULLABLE, &u->bio, &u->has_bio) < 0 ||
+        reqbody_string(c, o, "image", REQBODY_NULLABLE, &u->image, &u->has_image) < 0 ||
+        check_lengths(c, u) < 0)
+        return;
+    if (!has_email && !has_username && !has_password && !u->has_bio && !u->has_image) {
+        http_error(c, 422,
+                   "user must have at least one of email, username, password, bio, image");
+        return;
+    }
+    if (u->password)
+        bcrypt_hash(worker_bcrypt(c->w), u->password, on_update_hashed, c);
+    else
+        send_update(c);
+}

@@ -1,0 +1,69 @@
+/*
+ * auth: JWT in the Authorization header.  See auth.h.
+ */
+#include "config.h"
+
+#include "worker/auth.h"
+
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common/config.h"
+#include "worker/http.h"
+#include "worker/worker.h"
+
+static const char *
+token_of(const char *h)
+{
+    if (strncasecmp(h, "Token ", 6) == 0)
+        h += 6;
+    else if (strncasecmp(h, "Bearer ", 7) == 0)
+        h += 7;
+    else
+        return NULL;
+    while (*h == ' ')
+        h++;
+    return h;
+}
+
+int
+auth_caller(struct http_ctx *c, enum auth_need need)
+{
+    const struct config *cfg = worker_config(c->w);
+    const char *h = http_header(c, "Authorization");
+    const char *tok;
+    int64_t sub = 0;
+    enum jwt_status st;
+
+    c->user_id = 0;
+    if (!h) {
+        if (need == AUTH_OPTIONAL)
+            return 0;
+        http_error(c, 401, "authorization required: send Authorization: Token <jwt>");
+        return -1;
+    }
+    tok = token_of(h);
+    if (!tok) {
+        http_error(c, 401, "authorization must be \"Token <jwt>\" or \"Bearer <jwt>\"");
+        return -1;
+    }
+    st = jwt_verify((const unsigned char *)cfg->jwt_secret, strlen(cfg->jwt_secret), tok,
+                    strlen(tok), (int64_t)time(NULL), &sub);
+    if (st != JWT_OK || sub <= 0) {
+        http_error(c, 401, st == JWT_EXPIRED ? "token expired" : "token invalid");
+        return -1;
+    }
+    c->user_id = sub;
+    return 0;
+}
+
+int
+auth_token(struct http_ctx *c, int64_t user_id, char *out, size_t outlen)
+{
+    const struct config *cfg = worker_config(c->w);
+    int64_t now = (int64_t)time(NULL);
+
+    return jwt_sign((const unsigned char *)cfg->jwt_secret, strlen(cfg->jwt_secret), user_id, now,
+                    now + cfg->jwt_lifetime, out, outlen);
+}

@@ -1,0 +1,29 @@
+/*
+ * auth: the caller behind "Authorization: Token <jwt>" (or "Bearer <jwt>"),
+ * and fresh tokens for users who log in, register or update themselves.
+ * Tokens are verified in memory (jwt.c): no database round trip.
+ */
+#ifndef CONDUITD_AUTH_H
+#define CONDUITD_AUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/jwt.h"
+
+struct http_ctx;
+
+enum auth_need { AUTH_OPTIONAL, AUTH_REQUIRED };
+
+/*
+ * Sets c->user_id from the header.  Returns 0 when the request may go on
+ * (authenticated, or anonymous where that is allowed), -1 when it has been
+ * answered with 401: missing where required, or bad anywhere (a bad token
+ * is never silently anonymous).
+ */
+int auth_caller(struct http_ctx *c, enum auth_need need);
+
+/* A token for user id into out (JWT_MAX_LEN + 1 bytes): its length, or -1. */
+int auth_token(struct http_ctx *c, int64_t user_id, char *out, size_t outlen);
+
+#endif

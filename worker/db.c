@@ -1,0 +1,597 @@
+/*
+ * db: the asynchronous connection pool.  See db.h.
+ *
+ * Each connection is a small state machine driven by one libevent event on
+ * its socket: CONNECTING (PQconnectPoll says what to wait for), PREPARING
+ * (one PQsendPrepare per statement, in order), IDLE, BUSY (one query in
+ * flight).  Anything that breaks a connection goes through conn_broken(),
+ * which fails its query, closes it and schedules a reconnect.
+ */
+#include "config.h"
+
+#include "worker/db.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "common/log.h"
+#include "common/scoreboard.h"
+
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 1000 /* service must come back soon after PostgreSQL does */
+
+enum conn_state { CONN_DOWN, CONN_CONNECTING, CONN_PREPARING, CONN_IDLE, CONN_BUSY };
+
+/* One query, from db_query() to its callback.  Owns copies of its parameters. */
+struct job {
+    struct job *next;
+    enum sql_query_id q;
+    db_cb cb;
+    void *arg;
+    const char *values[8];
+    char *strings; /* every parameter, NUL-separated; values[] point in here */
+};
+
+struct conn {
+    struct db_pool *pool;
+    int id;
+    PGconn *pg;
+    enum conn_state state;
+    struct event *ev; /* on the socket */
+    int fd;
+    short what; /* what ev waits for */
+    int prepared;
+    struct job *job;
+    PGresult *res; /* the first result of the command in flight */
+    struct event *retry;
+    int backoff_ms;
+    int was_up;
+};
+
+struct db_pool {
+    struct event_base *base;
+    char *conninfo;
+    char appname[32];
+    struct worker_slot *slot;
+    int size;
+    int ready;
+    int queue_max;
+    int queued;
+    struct job *head, *tail; /* waiting for a connection */
+    struct job *failed;      /* to be told DB_UNAVAILABLE from the loop */
+    struct event *deliver;
+    int outage_logged;
+    struct conn conns[];
+};
+
+static void conn_event(evutil_socket_t fd, short what, void *arg);
+static void start_connect(struct conn *c);
+
+static void
+job_free(struct job *j)
+{
+    free(j->strings);
+    free(j);
+}
+
+/* Failures are reported from the loop, never inside db_query(). */
+static void
+fail_later(struct db_pool *p, struct job *j)
+{
+    j->next = p->failed;
+    p->failed = j;
+    event_active(p->deliver, EV_TIMEOUT, 0);
+}
+
+static void
+deliver_failures(evutil_socket_t fd, short what, void *arg)
+{
+    struct db_pool *p = arg;
+
+    (void)fd;
+    (void)what;
+    while (p->failed) {
+        struct job *j = p->failed;
+        p->failed = j->next;
+        j->cb(j->arg, DB_UNAVAILABLE, NULL);
+        job_free(j);
+    }
+}
+
+static void
+set_queued(struct db_pool *p, int delta)
+{
+    p->queued += delta;
+    if (p->slot)
+        atomic_store_explicit(&p->slot->queued, p->queued, memory_order_relaxed);
+}
+
+/* (Re)arms the socket event: the socket may change between connect steps. */
+static int
+watch(struct conn *c, short what)
+{
+    int fd = PQsocket(c->pg);
+
+    if (fd < 0)
+        return -1;
+    if (c->ev && c->fd == fd && c->what == what)
+        return 0;
+    if (c->ev)
+        event_free(c->ev);
+    c->ev = event_new(c->pool->base, fd, what | EV_PERSIST, conn_event, c);
+    if (!c->ev || event_add(c->ev, NULL) < 0)
+        return -1;
+    c->fd = fd;
+    c->what = what;
+    return 0;
+}
+
+static void
+fail_all_waiting(struct db_pool *p)
+{
+    while (p->head) {
+        struct job *j = p->head;
+        p->head = j->next;
+        set_queued(p, -1);
+        fail_later(p, j);
+    }
+    p->tail = NULL;
+}
+
+static void
+on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    start_connect(arg);
+}
+
+static void
+conn_broken(struct conn *c, const char *why)
+{
+    struct db_pool *p = c->pool;
+    struct timeval tv;
+
+    if (c->state >= CONN_IDLE || c->was_up || !p->outage_logged)
+        log_warning("database connection %d: %s; reconnecting", c->id, why);
+    if (c->state >= CONN_IDLE) {
+        p->ready--;
+        if (p->ready == 0) {
+            log_error("no database connection left: requests get 503 until PostgreSQL is back");
+            p->outage_logged = 1;
+        }
+    }
+    c->was_up = 0;
+    if (c->job) {
+        fail_later(p, c->job);
+        c->job = NULL;
+    }
+    if (c->res) {
+        PQclear(c->res);
+        c->res = NULL;
+    }
+    if (c->ev) {
+        event_free(c->ev);
+        c->ev = NULL;
+    }
+    if (c->pg) {
+        PQfinish(c->pg);
+        c->pg = NULL;
+    }
+    c->state = CONN_DOWN;
+    if (p->ready == 0)
+        fail_all_waiting(p);
+
+    c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
+    if (c->backoff_ms > BACKOFF_MAX_MS)
+        c->backoff_ms = BACKOFF_MAX_MS;
+    tv.tv_sec = c->backoff_ms / 1000;
+    tv.tv_usec = (c->backoff_ms % 1000) * 1000;
+    evtimer_add(c->retry, &tv);
+}
+
+static void
+on_notice(void *arg, const char *message)
+{
+    (void)arg;
+    log_debug("postgresql: %s", message);
+}
+
+static void
+start_connect(struct conn *c)
+{
+    const char *keys[] = {"dbname", "fallback_application_name", NULL};
+    const char *vals[] = {c->pool->conninfo, c->pool->appname, NULL};
+
+    c->pg = PQconnectStartParams(keys, vals, 1);
+    if (!c->pg) {
+        conn_broken(c, "out of memory");
+        return;
+    }
+    if (PQstatus(c->pg) == CONNECTION_BAD || PQsetnonblocking(c->pg, 1) < 0) {
+        char why[256];
+        snprintf(why, sizeof(why), "%s", PQerrorMessage(c->pg));
+        why[strcspn(why, "\n")] = '\0';
+        conn_broken(c, why);
+        return;
+    }
+    PQsetNoticeProcessor(c->pg, on_notice, NULL);
+    c->state = CONN_CONNECTING;
+    if (watch(c, EV_WRITE) < 0)
+        conn_broken(c, "no socket");
+}
+
+static void
+send_job(struct conn *c, struct job *j)
+{
+    const struct sql_query *q = &sql_queries[j->q];
+    int flush;
+
+    c->job = j;
+    c->state = CONN_BUSY;
+    if (!PQsendQueryPrepared(c->pg, q->name, q->nparams, j->values, NULL, NULL, 1)) {
+        conn_broken(c, PQerrorMessage(c->pg));
+        return;
+    }
+    flush = PQflush(c->pg);
+    if (flush < 0 || watch(c, flush ? EV_READ | EV_WRITE : EV_READ) < 0)
+        conn_broken(c, "cannot send the query");
+}
+
+/* The connection is free: give it the oldest waiting query. */
+static void
+conn_idle(struct conn *c)
+{
+    struct db_pool *p = c->pool;
+
+    c->state = CONN_IDLE;
+    if (p->head) {
+        struct job *j = p->head;
+        p->head = j->next;
+        if (!p->head)
+            p->tail = NULL;
+        set_queued(p, -1);
+        send_job(c, j);
+    }
+}
+
+static void
+send_next_prepare(struct conn *c)
+{
+    const struct sql_query *q;
+    int flush;
+
+    if (c->prepared == SQL_QUERY_COUNT) {
+        struct db_pool *p = c->pool;
+        p->ready++;
+        c->was_up = 1;
+        c->backoff_ms = 0;
+        if (p->outage_logged) {
+            log_notice("database connection %d is back", c->id);
+            if (p->ready == p->size)
+                p->outage_logged = 0;
+        } else {
+            log_debug("database connection %d ready", c->id);
+        }
+        conn_idle(c);
+        return;
+    }
+    q = &sql_queries[c->prepared];
+    if (!PQsendPrepare(c->pg, q->name, q->text, q->nparams, NULL)) {
+        conn_broken(c, PQerrorMessage(c->pg));
+        return;
+    }
+    flush = PQflush(c->pg);
+    if (flush < 0 || watch(c, flush ? EV_READ | EV_WRITE : EV_READ) < 0)
+        conn_broken(c, "cannot send a statement");
+}
+
+const char *
+db_sqlstate(const PGresult *res)
+{
+    const char *s = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+    return s ? s : "";
+}
+
+int
+db_sqlstate_unavailable(const char *s)
+{
+    return strcmp(s, "57P01") == 0 || strcmp(s, "57P02") == 0 || strcmp(s, "57P03") == 0 ||
+           strcmp(s, "53300") == 0 || strncmp(s, "08", 2) == 0;
+}
+
+/* One command finished (PQgetResult gave NULL): hand its result over. */
+static void
+command_done(struct conn *c)
+{
+    PGresult *res = c->res;
+    ExecStatusType rs = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+    int ok = rs == PGRES_TUPLES_OK || rs == PGRES_COMMAND_OK;
+    int lost = PQstatus(c->pg) == CONNECTION_BAD ||
+               (!ok && db_sqlstate_unavailable(db_sqlstate(res)));
+
+    c->res = NULL;
+    if (c->state == CONN_PREPARING) {
+        if (!ok) {
+            char why[512];
+            snprintf(why, sizeof(why), "cannot prepare %s: %s", sql_queries[c->prepared].name,
+                     res ? PQresultErrorMessage(res) : "no result");
+            why[strcspn(why, "\n")] = '\0';
+            PQclear(res);
+            conn_broken(c, why);
+            return;
+        }
+        PQclear(res);
+        c->prepared++;
+        send_next_prepare(c);
+        return;
+    }
+
+    /* CONN_BUSY */
+    struct job *j = c->job;
+    c->job = NULL;
+    if (lost) {
+        fail_later(c->pool, j);
+        PQclear(res);
+        conn_broken(c, res ? "the server ended the session" : "connection lost");
+        return;
+    }
+    if (!ok)
+        log_debug("query %s: %s", sql_queries[j->q].name, db_sqlstate(res));
+    j->cb(j->arg, ok ? DB_OK : DB_SQL_ERROR, res);
+    job_free(j);
+    PQclear(res);
+    conn_idle(c);
+}
+
+static void
+conn_event(evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c = arg;
+
+    (void)fd;
+    if (c->state == CONN_CONNECTING) {
+        switch (PQconnectPoll(c->pg)) {
+        case PGRES_POLLING_READING:
+            if (watch(c, EV_READ) < 0)
+                conn_broken(c, "no socket");
+            return;
+        case PGRES_POLLING_WRITING:
+            if (watch(c, EV_WRITE) < 0)
+                conn_broken(c, "no socket");
+            return;
+        case PGRES_POLLING_OK:
+            c->state = CONN_PREPARING;
+            c->prepared = 0;
+            send_next_prepare(c);
+            return;
+        default: {
+            char why[256];
+            snprintf(why, sizeof(why), "%s", PQerrorMessage(c->pg));
+            why[strcspn(why, "\n")] = '\0';
+            conn_broken(c, why[0] ? why : "connection failed");
+            return;
+        }
+        }
+    }
+    if (c->state != CONN_PREPARING && c->state != CONN_BUSY) {
+        /* Idle: only a server going away makes the socket readable. */
+        if (PQconsumeInput(c->pg) == 0 || PQstatus(c->pg) == CONNECTION_BAD)
+            conn_broken(c, "connection closed by the server");
+        return;
+    }
+    if (what & EV_WRITE) {
+        int flush = PQflush(c->pg);
+        if (flush < 0) {
+            conn_broken(c, "write failed");
+            return;
+        }
+        if (flush == 0 && watch(c, EV_READ) < 0) {
+            conn_broken(c, "no socket");
+            return;
+        }
+    }
+    if (what & EV_READ) {
+        if (!PQconsumeInput(c->pg)) {
+            conn_broken(c, "connection lost");
+            return;
+        }
+        while (!PQisBusy(c->pg)) {
+            PGresult *r = PQgetResult(c->pg);
+            if (!r) {
+                command_done(c);
+                return;
+            }
+            if (!c->res)
+                c->res = r;
+            else
+                PQclear(r);
+        }
+    }
+}
+
+struct db_pool *
+db_pool_new(struct event_base *base, const char *conninfo, int size, int queue_max,
+            struct worker_slot *slot)
+{
+    struct db_pool *p = calloc(1, sizeof(*p) + (size_t)size * sizeof(struct conn));
+
+    if (!p)
+        return NULL;
+    p->base = base;
+    p->size = size;
+    p->queue_max = queue_max;
+    p->slot = slot;
+    p->conninfo = strdup(conninfo ? conninfo : "");
+    snprintf(p->appname, sizeof(p->appname), "conduitd");
+    p->deliver = event_new(base, -1, 0, deliver_failures, p);
+    if (!p->conninfo || !p->deliver) {
+        db_pool_free(p);
+        return NULL;
+    }
+    for (int i = 0; i < size; i++) {
+        struct conn *c = &p->conns[i];
+        c->pool = p;
+        c->id = i;
+        c->fd = -1;
+        c->retry = evtimer_new(base, on_retry, c);
+        if (!c->retry) {
+            db_pool_free(p);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < size; i++)
+        start_connect(&p->conns[i]);
+    return p;
+}
+
+void
+db_pool_free(struct db_pool *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->size; i++) {
+        struct conn *c = &p->conns[i];
+        if (c->job)
+            job_free(c->job);
+        if (c->res)
+            PQclear(c->res);
+        if (c->ev)
+            event_free(c->ev);
+        if (c->retry)
+            event_free(c->retry);
+        if (c->pg)
+            PQfinish(c->pg);
+    }
+    while (p->head) {
+        struct job *j = p->head;
+        p->head = j->next;
+        job_free(j);
+    }
+    while (p->failed) {
+        struct job *j = p->failed;
+        p->failed = j->next;
+        job_free(j);
+    }
+    if (p->deliver)
+        event_free(p->deliver);
+    free(p->conninfo);
+    free(p);
+}
+
+void
+db_query(struct db_pool *p, enum sql_query_id q, const char *const *params, db_cb cb, void *arg)
+{
+    int n = sql_queries[q].nparams;
+    size_t total = 0, off = 0;
+    struct job *j = calloc(1, sizeof(*j));
+
+    if (!j || n > (int)(sizeof(j->values) / sizeof(j->values[0])))
+        fatal("db_query %s: cannot hold %d parameters", sql_queries[q].name, n);
+    j->q = q;
+    j->cb = cb;
+    j->arg = arg;
+    for (int i = 0; i < n; i++)
+        if (params[i])
+            total += strlen(params[i]) + 1;
+    j->strings = malloc(total ? total : 1);
+    if (!j->strings)
+        fatal("out of memory");
+    for (int i = 0; i < n; i++) {
+        if (!params[i]) {
+            j->values[i] = NULL;
+            continue;
+        }
+        size_t len = strlen(params[i]) + 1;
+        memcpy(j->strings + off, params[i], len);
+        j->values[i] = j->strings + off;
+        off += len;
+    }
+
+    if (p->ready == 0) {
+        fail_later(p, j);
+        return;
+    }
+    for (int i = 0; i < p->size; i++) {
+        if (p->conns[i].state == CONN_IDLE) {
+            send_job(&p->conns[i], j);
+            return;
+        }
+    }
+    if (p->queued >= p->queue_max) {
+        fail_later(p, j);
+        return;
+    }
+    if (p->tail)
+        p->tail->next = j;
+    else
+        p->head = j;
+    p->tail = j;
+    set_queued(p, 1);
+}
+
+int
+db_pool_ready(const struct db_pool *p)
+{
+    return p->ready;
+}
+
+/* Binary results are in network byte order. */
+int64_t
+db_int8(const PGresult *r, int row, int col)
+{
+    const unsigned char *v = (const unsigned char *)PQgetvalue(r, row, col);
+    uint64_t x = 0;
+
+    if (PQgetisnull(r, row, col) || PQgetlength(r, row, col) != 8)
+        return 0;
+    for (int i = 0; i < 8; i++)
+        x = (x << 8) | v[i];
+    return (int64_t)x;
+}
+
+int32_t
+db_int4(const PGresult *r, int row, int col)
+{
+    uint32_t x;
+
+    if (PQgetisnull(r, row, col) || PQgetlength(r, row, col) != 4)
+        return 0;
+    memcpy(&x, PQgetvalue(r, row, col), 4);
+    return (int32_t)ntohl(x);
+}
+
+int
+db_bool(const PGresult *r, int row, int col)
+{
+    return !PQgetisnull(r, row, col) && PQgetvalue(r, row, col)[0] != 0;
+}
+
+int
+db_null(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col);
+}
+
+int64_t
+db_timestamptz(const PGresult *r, int row, int col)
+{
+    return db_int8(r, row, col);
+}
+
+const char *
+db_text(const PGresult *r, int row, int col, size_t *len)
+{
+    if (PQgetisnull(r, row, col)) {
+        if (len)
+            *len = 0;
+        return NULL;
+    }
+    if (len)
+        *len = (size_t)PQgetlength(r, row, col);
+    return PQgetvalue(r, row, col);
+}

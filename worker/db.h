@@ -1,0 +1,69 @@
+/*
+ * db: a worker's private pool of asynchronous PostgreSQL connections.
+ *
+ * K connections are opened non-blocking (PQconnectStart/PQconnectPoll), each
+ * prepares every statement of sql/queries.sql once, then serves one query
+ * at a time: PQsendQueryPrepared, results read when libevent says the
+ * socket is readable.  When every connection is busy a query waits in a
+ * bounded FIFO; past its bound, or while no connection is up, the caller
+ * is told DB_UNAVAILABLE at once (the request gets 503 with Retry-After).
+ * A broken connection is re-opened with a doubling backoff; the worker
+ * never exits for it.  No blocking libpq call runs here.
+ *
+ * Ownership: db_query() copies the parameters.  The callback runs exactly
+ * once per db_query(), always later from the loop (never inside
+ * db_query()), and the PGresult it gets belongs to the pool: it is cleared
+ * when the callback returns.
+ */
+#ifndef CONDUITD_DB_H
+#define CONDUITD_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "sql/queries.h"
+
+struct event_base;
+struct worker_slot;
+struct db_pool;
+
+enum db_status {
+    DB_OK,          /* the query ran; res holds its rows */
+    DB_SQL_ERROR,   /* PostgreSQL refused the query; res holds the error */
+    DB_UNAVAILABLE  /* no connection, or the wait queue is full: try later */
+};
+
+typedef void (*db_cb)(void *arg, enum db_status st, const PGresult *res);
+
+struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, int size,
+                            int queue_max, struct worker_slot *slot);
+void db_pool_free(struct db_pool *p);
+
+/*
+ * Runs statement q with nparams text parameters (NULL is SQL NULL).
+ * Results come back in binary.
+ */
+void db_query(struct db_pool *p, enum sql_query_id q, const char *const *params, db_cb cb,
+              void *arg);
+
+/* The SQLSTATE of an error result ("23505"), or "" when there is none. */
+const char *db_sqlstate(const PGresult *res);
+
+/* Is this error PostgreSQL going away (shutdown, too many clients, ...)? */
+int db_sqlstate_unavailable(const char *sqlstate);
+
+/* Binary column readers for the result types the queries promise. */
+int64_t db_int8(const PGresult *r, int row, int col);
+int32_t db_int4(const PGresult *r, int row, int col);
+int db_bool(const PGresult *r, int row, int col);
+int db_null(const PGresult *r, int row, int col);
+/* timestamptz: microseconds since 2000-01-01 UTC. */
+int64_t db_timestamptz(const PGresult *r, int row, int col);
+const char *db_text(const PGresult *r, int row, int col, size_t *len);
+
+/* How many connections are up (the tests and the logs use it). */
+int db_pool_ready(const struct db_pool *p);
+
+#endif
