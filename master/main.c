@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/proctitle.h"
 #include "master/daemon.h"
+#include "master/initdb.h"
 #include "master/master.h"
 #include "master/options.h"
 
@@ -180,6 +181,8 @@ main(int argc, char **argv)
             config_print(&c, stdout);
             fprintf(stderr, "conduitd: configuration %s is valid\n",
                     o.config_file ? o.config_file : "(built-in defaults)");
+        } else if (o.action == OPTIONS_INIT_DB) {
+            status = initdb_run(&c);
         } else if (o.action == OPTIONS_SIGNAL) {
             status = send_signal(&c, o.signal_name);
         } else {

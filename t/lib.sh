@@ -99,7 +99,7 @@ as_pg() {
 }
 
 # pg_start: a private cluster, socket in $T/pg, database "conduit" with the
-# schema applied.  Exports PGHOST, PGPORT, PGUSER, PGDATABASE and DB (a
+# schema applied (unless PG_NO_SCHEMA is set).  Exports PGHOST, PGPORT, PGUSER, PGDATABASE and DB (a
 # connection string for --db).
 pg_start() {
     [ -x "$PG_BINDIR/initdb" ] || skip "PostgreSQL 15 not found in $PG_BINDIR"
@@ -120,6 +120,9 @@ CONF
     pg_ctl_start || bail "PostgreSQL did not start"
     PG_STARTED=1
     as_pg "$PG_BINDIR/createdb" -h "$PGHOST" -p "$PGPORT" conduit || bail "createdb failed"
+    DB="host=$PGHOST port=$PGPORT user=postgres dbname=conduit"
+    export DB
+    [ -n "${PG_NO_SCHEMA:-}" ] && return 0
     psql -X -q -v ON_ERROR_STOP=1 -f "$top_srcdir/sql/schema.sql" >"$T/pg/schema.log" 2>&1 ||
         { cat "$T/pg/schema.log"; bail "schema.sql failed"; }
     DB="host=$PGHOST port=$PGPORT user=postgres dbname=conduit"

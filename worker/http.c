@@ -51,10 +51,19 @@ on_close(struct evhttp_connection *conn, void *arg)
     c->conn = NULL;
 }
 
+static struct http_ctx *live; /* every ctx not yet answered */
+
 static void
 ctx_free(struct http_ctx *c)
 {
     struct worker *w = c->w;
+
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        live = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
 
     if (c->state_free)
         c->state_free(c->state);
@@ -78,6 +87,10 @@ http_dispatch(struct evhttp_request *req, void *arg)
         evhttp_send_error(req, 503, "out of memory");
         return;
     }
+    c->next = live;
+    if (live)
+        live->prev = c;
+    live = c;
     c->req = req;
     c->w = w;
     c->conn = evhttp_request_get_connection(req);
@@ -120,6 +133,18 @@ on_send_aborted(struct evhttp_connection *conn, void *arg)
 {
     (void)conn;
     worker_reply_sent(arg);
+}
+
+void
+http_abort_all(void)
+{
+    while (live) {
+        struct http_ctx *c = live;
+        if (c->req)
+            evhttp_connection_set_closecb(c->conn, NULL, NULL);
+        c->req = NULL;
+        ctx_free(c);
+    }
 }
 
 void

@@ -32,6 +32,7 @@ struct evhttp_connection;
 struct worker;
 
 struct http_ctx {
+    struct http_ctx *prev, *next; /* every live ctx, for http_abort_all() */
     struct evhttp_request *req; /* NULL once the client is gone */
     struct evhttp_connection *conn;
     struct worker *w;
@@ -46,6 +47,13 @@ struct http_ctx {
 };
 
 typedef void (*http_handler)(struct http_ctx *c);
+
+/*
+ * A worker exiting with requests still in flight (its graceful timeout ran
+ * out) frees their state without answering; evhttp_free() then closes the
+ * connections.
+ */
+void http_abort_all(void);
 
 /* The evhttp generic callback: routes and calls the handler. */
 void http_dispatch(struct evhttp_request *req, void *arg);

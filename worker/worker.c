@@ -344,6 +344,7 @@ setup_services(struct worker *w)
 static void
 teardown(struct worker *w)
 {
+    http_abort_all(); /* before the pools: a ctx's state may hold their jobs */
     bcrypt_pool_free(w->bcrypt);
     db_pool_free(w->db);
     if (w->http)

@@ -1,0 +1,66 @@
+/*
+ * initdb: apply the embedded schema.  See initdb.h.
+ */
+#include "config.h"
+
+#include "master/initdb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+extern const char schema_sql[];
+
+/* The version the schema file inserts; what an applied schema reports. */
+static int
+schema_version(PGconn *pg)
+{
+    PGresult *r = PQexec(pg, "SELECT CASE WHEN to_regclass('schema_version') IS NULL THEN -1 "
+                             "ELSE (SELECT coalesce(max(version), 0) FROM schema_version) END");
+    int v = -2;
+
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+        v = atoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return v;
+}
+
+int
+initdb_run(const struct config *c)
+{
+    const char *conninfo = c->db ? c->db : getenv("DATABASE_URL");
+    PGconn *pg = PQconnectdb(conninfo ? conninfo : "");
+    PGresult *r;
+    int v, status = 1;
+
+    if (PQstatus(pg) != CONNECTION_OK) {
+        fprintf(stderr, "conduitd: cannot connect to the database: %s", PQerrorMessage(pg));
+        goto out;
+    }
+    v = schema_version(pg);
+    if (v >= 0) {
+        printf("conduitd: the schema is already applied (version %d): nothing to do\n", v);
+        status = 0;
+        goto out;
+    }
+    if (v == -2) {
+        fprintf(stderr, "conduitd: cannot read the schema version: %s", PQerrorMessage(pg));
+        goto out;
+    }
+    /* schema.sql is one transaction: all of it lands, or nothing. */
+    r = PQexec(pg, schema_sql);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
+        fprintf(stderr, "conduitd: applying the schema failed: %s", PQresultErrorMessage(r));
+        PQclear(r);
+        goto out;
+    }
+    PQclear(r);
+    printf("conduitd: schema version %d applied to database %s\n", schema_version(pg),
+           PQdb(pg));
+    status = 0;
+out:
+    PQfinish(pg);
+    return status;
+}
