@@ -1,0 +1,147 @@
+/*
+ * api_comments: the comments of an article: list, create, delete.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "worker/api.h"
+#include "worker/auth.h"
+#include "worker/http.h"
+#include "worker/reqbody.h"
+#include "worker/worker.h"
+
+static void
+on_list(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+    struct evbuffer *b;
+    int n;
+
+    if (api_db_failed(c, st, res))
+        return;
+    n = PQntuples(res);
+    if (n == 0) {
+        http_error(c, 404, "article not found");
+        return;
+    }
+    b = worker_scratch(c->w);
+    evbuffer_add(b, "{\"comments\":[", 13);
+    for (int i = 0, first = 1; i < n; i++) {
+        if (db_null(res, i, 0))
+            continue; /* an article without comments */
+        if (!first)
+            evbuffer_add(b, ",", 1);
+        api_comment_object(b, res, i);
+        first = 0;
+    }
+    evbuffer_add(b, "]}", 2);
+    http_reply(c, 200, b);
+}
+
+void
+api_comments_list(struct http_ctx *c)
+{
+    char who[24];
+    const char *params[2];
+
+    if (auth_caller(c, AUTH_OPTIONAL) < 0)
+        return;
+    params[0] = http_param(c, 0, NULL);
+    params[1] = c->user_id ? api_itoa(c->user_id, who) : NULL;
+    api_query(c, SQL_COMMENTS_LIST, params, on_list);
+}
+
+static void
+doc_free(void *p)
+{
+    cJSON_Delete(p);
+}
+
+static void
+on_created(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+    struct evbuffer *b;
+
+    if (api_db_failed(c, st, res))
+        return;
+    if (PQntuples(res) == 0) {
+        http_error(c, 404, "article not found");
+        return;
+    }
+    b = worker_scratch(c->w);
+    evbuffer_add(b, "{\"comment\":", 11);
+    api_comment_object(b, res, 0);
+    evbuffer_add(b, "}", 1);
+    http_reply(c, 200, b);
+}
+
+void
+api_comment_create(struct http_ctx *c)
+{
+    char who[24];
+    const char *params[3];
+    const char *body;
+    cJSON *doc;
+    const cJSON *o;
+
+    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(o = reqbody_object(c, "comment", &doc)))
+        return;
+    c->state = doc;
+    c->state_free = doc_free;
+    if (reqbody_string(c, o, "body", REQBODY_REQUIRED | REQBODY_NONEMPTY, &body, NULL) < 0)
+        return;
+    params[0] = http_param(c, 0, NULL);
+    params[1] = api_itoa(c->user_id, who);
+    params[2] = body;
+    api_query(c, SQL_COMMENT_INSERT, params, on_created);
+}
+
+static void
+on_deleted(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+
+    if (api_db_failed(c, st, res))
+        return;
+    if (PQntuples(res) != 1 || !db_bool(res, 0, 0)) {
+        http_error(c, 404, "article not found");
+        return;
+    }
+    if (!db_bool(res, 0, 1)) {
+        http_error(c, 404, "comment not found");
+        return;
+    }
+    if (!db_bool(res, 0, 2)) {
+        http_error(c, 403, "comment: only its author may delete it");
+        return;
+    }
+    http_reply(c, 204, NULL);
+}
+
+void
+api_comment_delete(struct http_ctx *c)
+{
+    char who[24];
+    const char *params[3];
+    const char *id = http_param(c, 1, NULL);
+    char *end;
+    long long n;
+
+    if (auth_caller(c, AUTH_REQUIRED) < 0)
+        return;
+    /* Only a positive integer can name a comment. */
+    n = strtoll(id, &end, 10);
+    if (*id < '0' || *id > '9' || *end || n <= 0 || strlen(id) > 18) {
+        http_error(c, 404, "comment not found");
+        return;
+    }
+    params[0] = http_param(c, 0, NULL);
+    params[1] = id;
+    params[2] = api_itoa(c->user_id, who);
+    api_query(c, SQL_COMMENT_DELETE, params, on_deleted);
+}
