@@ -238,7 +238,8 @@ options_resolve(const struct options *o, struct config *out, char *err, size_t e
         goto fail;
     }
 
-    if (config_validate(&c, reason, sizeof(reason)) < 0) {
+    /* -s only needs the pidfile: a missing secret must not stop "-s stop". */
+    if (o->action != OPTIONS_SIGNAL && config_validate(&c, reason, sizeof(reason)) < 0) {
         if (o->config_file != NULL)
             seterr(err, errlen, "%s: %s", o->config_file, reason);
         else
