@@ -17,10 +17,17 @@ extern const char schema_sql[];
 static int
 schema_version(PGconn *pg)
 {
-    PGresult *r = PQexec(pg, "SELECT CASE WHEN to_regclass('schema_version') IS NULL THEN -1 "
-                             "ELSE (SELECT coalesce(max(version), 0) FROM schema_version) END");
+    /* Two steps: a query naming a missing table fails when it is planned. */
+    PGresult *r = PQexec(pg, "SELECT to_regclass('schema_version') IS NOT NULL");
     int v = -2;
 
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+        v = strcmp(PQgetvalue(r, 0, 0), "t") == 0 ? 0 : -1;
+    PQclear(r);
+    if (v != 0)
+        return v;
+    r = PQexec(pg, "SELECT coalesce(max(version), 0) FROM schema_version");
+    v = -2;
     if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
         v = atoi(PQgetvalue(r, 0, 0));
     PQclear(r);

@@ -128,196 +128,270 @@ SELECT t.username, t.bio, t.image,
 -- No filter.  $1 tag text (NULL), $2 author text (NULL), $3 favorited text
 -- (NULL), $4 limit int8, $5 offset int8, $6 viewer int8.
 -- -> article columns 0..11, 12 articles_count int8 (see the top).
+-- The page is one backward range of articles_created_idx.
 WITH cnt AS (
     SELECT (SELECT sum(n) FROM article_count_stripes)::int8 AS n
      WHERE $1::text IS NULL AND $2::text IS NULL AND $3::text IS NULL
 ), page AS (
-    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
-           a.favorites_count, a.author_id
-      FROM articles a
-     ORDER BY a.created_at DESC, a.id DESC
-     LIMIT $4::int8 OFFSET $5::int8
+    -- The cap (see the top).
+    SELECT * FROM (
+        SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
+               a.favorites_count, a.author_id
+          FROM articles a
+         ORDER BY a.created_at DESC, a.id DESC
+         LIMIT $4::int8 OFFSET $5::int8) s
+     LIMIT 100
+), tl AS (
+    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
+      FROM page p
+      JOIN article_tags atg ON atg.article_id = p.id
+      JOIN tags t ON t.id = atg.tag_id
+     GROUP BY atg.article_id
 )
 SELECT p.slug, p.title, p.description,
-       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
-                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
-                  WHERE atg.article_id = p.id), '') AS tag_list,
+       coalesce(tl.names, '') AS tag_list,
        p.created_at, p.updated_at,
-       EXISTS (SELECT 1 FROM favorites f
-                WHERE f.user_id = $6::int8 AND f.article_id = p.id) AS favorited,
+       coalesce((SELECT true FROM favorites f
+                  WHERE f.user_id = $6::int8 AND f.article_id = p.id), false) AS favorited,
        p.favorites_count,
        u.username, u.bio, u.image,
-       EXISTS (SELECT 1 FROM follows fo
-                WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id) AS following,
+       coalesce((SELECT true FROM follows fo
+                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
        c.n AS articles_count
   FROM cnt c
-  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+  LEFT JOIN (page p
+             JOIN users u ON u.id = p.author_id
+             LEFT JOIN tl ON tl.article_id = p.id) ON true
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: articles_list_tag
 -- Filter tag only.  Same parameters as articles_list ($1 set, $2 $3 NULL).
--- -> as articles_list.  The page is one range of article_tags_tag_created_idx.
-WITH tag AS (
+-- -> as articles_list.  The page is one range of article_tags_tag_created_idx
+-- (index only); only the page's own rows are read from articles.
+WITH tag AS MATERIALIZED (
     SELECT id, article_count FROM tags WHERE name = $1::text
 ), cnt AS (
     SELECT coalesce((SELECT article_count FROM tag), 0)::int8 AS n
      WHERE $1::text IS NOT NULL AND $2::text IS NULL AND $3::text IS NULL
-), page AS (
-    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
-           a.favorites_count, a.author_id
+), top AS (
+    SELECT x.article_id AS id
       FROM article_tags x
-      JOIN articles a ON a.id = x.article_id
      WHERE x.tag_id = (SELECT id FROM tag)
      ORDER BY x.created_at DESC, x.article_id DESC
      LIMIT $4::int8 OFFSET $5::int8
+), page AS (
+    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
+           a.favorites_count, a.author_id
+      -- The cap (see the top).
+      FROM (SELECT * FROM top LIMIT 100) t
+      JOIN articles a ON a.id = t.id
+), tl AS (
+    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
+      FROM page p
+      JOIN article_tags atg ON atg.article_id = p.id
+      JOIN tags t ON t.id = atg.tag_id
+     GROUP BY atg.article_id
 )
 SELECT p.slug, p.title, p.description,
-       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
-                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
-                  WHERE atg.article_id = p.id), '') AS tag_list,
+       coalesce(tl.names, '') AS tag_list,
        p.created_at, p.updated_at,
-       EXISTS (SELECT 1 FROM favorites f
-                WHERE f.user_id = $6::int8 AND f.article_id = p.id) AS favorited,
+       coalesce((SELECT true FROM favorites f
+                  WHERE f.user_id = $6::int8 AND f.article_id = p.id), false) AS favorited,
        p.favorites_count,
        u.username, u.bio, u.image,
-       EXISTS (SELECT 1 FROM follows fo
-                WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id) AS following,
+       coalesce((SELECT true FROM follows fo
+                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
        c.n AS articles_count
   FROM cnt c
-  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+  LEFT JOIN (page p
+             JOIN users u ON u.id = p.author_id
+             LEFT JOIN tl ON tl.article_id = p.id) ON true
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: articles_list_author
 -- Filter author only.  Same parameters as articles_list ($2 set, $1 $3 NULL).
--- -> as articles_list.
-WITH author AS (
+-- -> as articles_list.  The page is one range of articles_author_created_idx.
+WITH author AS MATERIALIZED (
     SELECT id, article_count FROM users WHERE username = $2::text
 ), cnt AS (
     SELECT coalesce((SELECT article_count FROM author), 0)::int8 AS n
      WHERE $1::text IS NULL AND $2::text IS NOT NULL AND $3::text IS NULL
 ), page AS (
-    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
-           a.favorites_count, a.author_id
-      FROM articles a
-     WHERE a.author_id = (SELECT id FROM author)
-     ORDER BY a.created_at DESC, a.id DESC
-     LIMIT $4::int8 OFFSET $5::int8
+    -- The cap (see the top).
+    SELECT * FROM (
+        SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
+               a.favorites_count, a.author_id
+          FROM articles a
+         WHERE a.author_id = (SELECT id FROM author)
+         ORDER BY a.created_at DESC, a.id DESC
+         LIMIT $4::int8 OFFSET $5::int8) s
+     LIMIT 100
+), tl AS (
+    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
+      FROM page p
+      JOIN article_tags atg ON atg.article_id = p.id
+      JOIN tags t ON t.id = atg.tag_id
+     GROUP BY atg.article_id
 )
 SELECT p.slug, p.title, p.description,
-       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
-                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
-                  WHERE atg.article_id = p.id), '') AS tag_list,
+       coalesce(tl.names, '') AS tag_list,
        p.created_at, p.updated_at,
-       EXISTS (SELECT 1 FROM favorites f
-                WHERE f.user_id = $6::int8 AND f.article_id = p.id) AS favorited,
+       coalesce((SELECT true FROM favorites f
+                  WHERE f.user_id = $6::int8 AND f.article_id = p.id), false) AS favorited,
        p.favorites_count,
        u.username, u.bio, u.image,
-       EXISTS (SELECT 1 FROM follows fo
-                WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id) AS following,
+       coalesce((SELECT true FROM follows fo
+                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
        c.n AS articles_count
   FROM cnt c
-  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+  LEFT JOIN (page p
+             JOIN users u ON u.id = p.author_id
+             LEFT JOIN tl ON tl.article_id = p.id) ON true
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: articles_list_favorited
 -- Filter favorited only.  Same parameters as articles_list ($3 set, $1 $2
--- NULL).  -> as articles_list.  The page sorts the user's favorites (one
--- index-only probe each for created_at), then reads 10 articles.
-WITH fan AS (
+-- NULL).  -> as articles_list.  favorites.created_at is a copy of the
+-- article's, so the page is one range of favorites_user_created_idx (index
+-- only), whatever the number of favorites the user gave.
+WITH fan AS MATERIALIZED (
     SELECT id, favorite_count FROM users WHERE username = $3::text
 ), cnt AS (
     SELECT coalesce((SELECT favorite_count FROM fan), 0)::int8 AS n
      WHERE $1::text IS NULL AND $2::text IS NULL AND $3::text IS NOT NULL
+), top AS (
+    SELECT f.article_id AS id
+      FROM favorites f
+     WHERE f.user_id = (SELECT id FROM fan)
+     ORDER BY f.created_at DESC, f.article_id DESC
+     LIMIT $4::int8 OFFSET $5::int8
 ), page AS (
     SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
            a.favorites_count, a.author_id
-      FROM favorites f
-      JOIN articles a ON a.id = f.article_id
-     WHERE f.user_id = (SELECT id FROM fan)
-     ORDER BY a.created_at DESC, a.id DESC
-     LIMIT $4::int8 OFFSET $5::int8
+      -- The cap (see the top).
+      FROM (SELECT * FROM top LIMIT 100) t
+      JOIN articles a ON a.id = t.id
+), tl AS (
+    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
+      FROM page p
+      JOIN article_tags atg ON atg.article_id = p.id
+      JOIN tags t ON t.id = atg.tag_id
+     GROUP BY atg.article_id
 )
 SELECT p.slug, p.title, p.description,
-       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
-                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
-                  WHERE atg.article_id = p.id), '') AS tag_list,
+       coalesce(tl.names, '') AS tag_list,
        p.created_at, p.updated_at,
-       EXISTS (SELECT 1 FROM favorites f
-                WHERE f.user_id = $6::int8 AND f.article_id = p.id) AS favorited,
+       coalesce((SELECT true FROM favorites f
+                  WHERE f.user_id = $6::int8 AND f.article_id = p.id), false) AS favorited,
        p.favorites_count,
        u.username, u.bio, u.image,
-       EXISTS (SELECT 1 FROM follows fo
-                WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id) AS following,
+       coalesce((SELECT true FROM follows fo
+                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
        c.n AS articles_count
   FROM cnt c
-  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+  LEFT JOIN (page p
+             JOIN users u ON u.id = p.author_id
+             LEFT JOIN tl ON tl.article_id = p.id) ON true
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: articles_list_filtered
--- Any combination of filters (meant for two or three; correct for all).
--- Same parameters as articles_list.  -> as articles_list.  The count is a
--- real count(*): it starts from the smallest likely set (the author's
--- articles, else the user's favorites, else the tag's articles) and probes
--- the other filters by primary key.
-WITH tag AS (
-    SELECT id FROM tags WHERE name = $1::text
-), author AS (
-    SELECT id FROM users WHERE username = $2::text
-), fan AS (
-    SELECT id FROM users WHERE username = $3::text
-), ids AS (
-    SELECT a.id FROM articles a
-     WHERE $2::text IS NOT NULL AND a.author_id = (SELECT id FROM author)
+-- Two or three filters (correct for one too, but the one-filter variants
+-- are O(1) to count; with no filter it returns zero rows, like any variant
+-- given the wrong shape).  Same parameters as articles_list.  -> as
+-- articles_list.  The count is a real count, so its cost is the size of
+-- the smallest filter set: the counters tell which of the given filters
+-- has the fewest articles, that set is read in date order from its index
+-- (index only: (author_id, created_at, id), (tag_id, created_at,
+-- article_id) or (user_id, created_at, article_id)), and each row is
+-- probed against the other filter(s) by index (index only again).  The
+-- probes are scalar subqueries, so the plan is a loop of probes whatever
+-- the generic plan's estimates.
+WITH tag AS MATERIALIZED (
+    SELECT id, article_count AS n FROM tags WHERE name = $1::text
+), author AS MATERIALIZED (
+    SELECT id, article_count AS n FROM users WHERE username = $2::text
+), fan AS MATERIALIZED (
+    SELECT id, favorite_count AS n FROM users WHERE username = $3::text
+), sizes AS MATERIALIZED (
+    SELECT CASE WHEN $1::text IS NULL THEN NULL
+                ELSE coalesce((SELECT n FROM tag), 0) END AS tag_n,
+           CASE WHEN $2::text IS NULL THEN NULL
+                ELSE coalesce((SELECT n FROM author), 0) END AS author_n,
+           CASE WHEN $3::text IS NULL THEN NULL
+                ELSE coalesce((SELECT n FROM fan), 0) END AS fan_n
+), drv AS MATERIALIZED (
+    SELECT CASE WHEN author_n IS NOT NULL AND author_n <= coalesce(least(tag_n, fan_n), author_n)
+                THEN 'author'
+                WHEN fan_n IS NOT NULL AND fan_n <= coalesce(tag_n, fan_n) THEN 'fan'
+                WHEN tag_n IS NOT NULL THEN 'tag'
+           END AS d
+      FROM sizes
+), cand AS (
+    SELECT a.id, a.created_at FROM articles a
+     WHERE (SELECT d FROM drv) = 'author' AND a.author_id = (SELECT id FROM author)
     UNION ALL
-    SELECT f.article_id FROM favorites f
-     WHERE $2::text IS NULL AND $3::text IS NOT NULL AND f.user_id = (SELECT id FROM fan)
+    SELECT f.article_id, f.created_at FROM favorites f
+     WHERE (SELECT d FROM drv) = 'fan' AND f.user_id = (SELECT id FROM fan)
     UNION ALL
-    SELECT x.article_id FROM article_tags x
-     WHERE $2::text IS NULL AND $3::text IS NULL AND $1::text IS NOT NULL
-       AND x.tag_id = (SELECT id FROM tag)
-    UNION ALL
-    SELECT a.id FROM articles a
-     WHERE $1::text IS NULL AND $2::text IS NULL AND $3::text IS NULL
+    SELECT x.article_id, x.created_at FROM article_tags x
+     WHERE (SELECT d FROM drv) = 'tag' AND x.tag_id = (SELECT id FROM tag)
 ), filtered AS MATERIALIZED (
-    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
-           a.favorites_count, a.author_id
-      FROM ids JOIN articles a ON a.id = ids.id
-     WHERE ($1::text IS NULL
-            OR EXISTS (SELECT 1 FROM article_tags x
-                        WHERE x.article_id = a.id AND x.tag_id = (SELECT id FROM tag)))
-       AND ($2::text IS NULL OR a.author_id = (SELECT id FROM author))
-       AND ($3::text IS NULL
-            OR EXISTS (SELECT 1 FROM favorites f
-                        WHERE f.user_id = (SELECT id FROM fan) AND f.article_id = a.id))
+    SELECT c.id, c.created_at
+      FROM cand c
+     WHERE ($1::text IS NULL OR (SELECT d FROM drv) = 'tag'
+            OR (SELECT true FROM article_tags x
+                 WHERE x.article_id = c.id AND x.tag_id = (SELECT id FROM tag)))
+       AND ($2::text IS NULL OR (SELECT d FROM drv) = 'author'
+            OR (SELECT true FROM articles a
+                 WHERE a.author_id = (SELECT id FROM author)
+                   AND a.created_at = c.created_at AND a.id = c.id))
+       AND ($3::text IS NULL OR (SELECT d FROM drv) = 'fan'
+            OR (SELECT true FROM favorites f
+                 WHERE f.user_id = (SELECT id FROM fan) AND f.article_id = c.id))
 ), cnt AS (
     SELECT count(*)::int8 AS n FROM filtered
-), page AS (
-    SELECT * FROM filtered
+    HAVING $1::text IS NOT NULL OR $2::text IS NOT NULL OR $3::text IS NOT NULL
+), top AS (
+    SELECT id FROM filtered
      ORDER BY created_at DESC, id DESC
      LIMIT $4::int8 OFFSET $5::int8
+), page AS (
+    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
+           a.favorites_count, a.author_id
+      -- The cap (see the top).
+      FROM (SELECT * FROM top LIMIT 100) t
+      JOIN articles a ON a.id = t.id
+), tl AS (
+    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
+      FROM page p
+      JOIN article_tags atg ON atg.article_id = p.id
+      JOIN tags t ON t.id = atg.tag_id
+     GROUP BY atg.article_id
 )
 SELECT p.slug, p.title, p.description,
-       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
-                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
-                  WHERE atg.article_id = p.id), '') AS tag_list,
+       coalesce(tl.names, '') AS tag_list,
        p.created_at, p.updated_at,
-       EXISTS (SELECT 1 FROM favorites f
-                WHERE f.user_id = $6::int8 AND f.article_id = p.id) AS favorited,
+       coalesce((SELECT true FROM favorites f
+                  WHERE f.user_id = $6::int8 AND f.article_id = p.id), false) AS favorited,
        p.favorites_count,
        u.username, u.bio, u.image,
-       EXISTS (SELECT 1 FROM follows fo
-                WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id) AS following,
+       coalesce((SELECT true FROM follows fo
+                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
        c.n AS articles_count
   FROM cnt c
-  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+  LEFT JOIN (page p
+             JOIN users u ON u.id = p.author_id
+             LEFT JOIN tl ON tl.article_id = p.id) ON true
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: articles_feed
 -- $1 viewer int8 (required), $2 limit int8, $3 offset int8.
--- -> as articles_list (author_following is true on every row).
--- The count is the sum of the followees' article counters.  The page takes
--- the newest (limit + offset) of each followee from the author index (an
--- index-only scan), merges them, then reads only the page's articles.
+-- -> as articles_list (author_following is true on every row, unless an
+-- unfollow commits meanwhile).  The count is the sum of the followees'
+-- article counters.  The page takes the newest (limit + offset) of each
+-- followee from the author index (index only), merges them, then reads
+-- only the page's articles: its cost grows with the number of followees
+-- times (limit + offset), never with their total number of articles.
 WITH fl AS MATERIALIZED (
     SELECT f.followee_id FROM follows f WHERE f.follower_id = $1::int8
 ), cnt AS (
@@ -337,38 +411,46 @@ WITH fl AS MATERIALIZED (
 ), page AS (
     SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
            a.favorites_count, a.author_id
-      FROM top JOIN articles a ON a.id = top.id
+      -- The cap (see the top).
+      FROM (SELECT * FROM top LIMIT 100) t
+      JOIN articles a ON a.id = t.id
+), tl AS (
+    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
+      FROM page p
+      JOIN article_tags atg ON atg.article_id = p.id
+      JOIN tags t ON t.id = atg.tag_id
+     GROUP BY atg.article_id
 )
 SELECT p.slug, p.title, p.description,
-       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
-                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
-                  WHERE atg.article_id = p.id), '') AS tag_list,
+       coalesce(tl.names, '') AS tag_list,
        p.created_at, p.updated_at,
-       EXISTS (SELECT 1 FROM favorites f
-                WHERE f.user_id = $1::int8 AND f.article_id = p.id) AS favorited,
+       coalesce((SELECT true FROM favorites f
+                  WHERE f.user_id = $1::int8 AND f.article_id = p.id), false) AS favorited,
        p.favorites_count,
        u.username, u.bio, u.image,
-       EXISTS (SELECT 1 FROM follows fo
-                WHERE fo.follower_id = $1::int8 AND fo.followee_id = p.author_id) AS following,
+       coalesce((SELECT true FROM follows fo
+                  WHERE fo.follower_id = $1::int8 AND fo.followee_id = p.author_id), false) AS following,
        c.n AS articles_count
   FROM cnt c
-  LEFT JOIN (page p JOIN users u ON u.id = p.author_id) ON true
+  LEFT JOIN (page p
+             JOIN users u ON u.id = p.author_id
+             LEFT JOIN tl ON tl.article_id = p.id) ON true
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: article_get
 -- $1 slug text, $2 viewer int8.  -> zero rows (404) or one row: article
 -- columns 0..11, 12 body.
 SELECT a.slug, a.title, a.description,
-       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
-                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
-                  WHERE atg.article_id = a.id), '') AS tag_list,
+       coalesce((SELECT string_agg(s.name, E'\x1f' ORDER BY s.name COLLATE "C")
+                   FROM (SELECT (SELECT t.name FROM tags t WHERE t.id = atg.tag_id) AS name
+                           FROM article_tags atg WHERE atg.article_id = a.id) s), '') AS tag_list,
        a.created_at, a.updated_at,
-       EXISTS (SELECT 1 FROM favorites f
-                WHERE f.user_id = $2::int8 AND f.article_id = a.id) AS favorited,
+       coalesce((SELECT true FROM favorites f
+                  WHERE f.user_id = $2::int8 AND f.article_id = a.id), false) AS favorited,
        a.favorites_count,
        u.username, u.bio, u.image,
-       EXISTS (SELECT 1 FROM follows fo
-                WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id) AS following,
+       coalesce((SELECT true FROM follows fo
+                  WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id), false) AS following,
        a.body
   FROM articles a
   JOIN users u ON u.id = a.author_id
@@ -380,14 +462,18 @@ SELECT a.slug, a.title, a.description,
 -- (E'\x1f'-joined; NULL or '' for none).
 -- -> one row: article columns 0..11, 12 body.  Article, tags and links land
 -- in one statement, so together or not at all.
--- Slug: the base if free, else base-<id> where <id> is the new article's
--- own id (taken from the sequence first).  The base attempt is an INSERT
--- ... ON CONFLICT (slug) DO NOTHING, so two concurrent inserts of the same
--- base cannot both take it: the second waits for the first, then falls to
--- the suffixed form.  base-<id> is unique among suffixed slugs; it can
--- collide only with a natural slug that happens to end in the same number
--- (a title like "foo 123"): then the statement fails with 23505
--- articles_slug_key, and a retry draws a new id and succeeds.
+-- Slug: the base if free, else base-<id36>, <id36> being the new article's
+-- own id (taken from the sequence first) in base 36, conduit_base36(), the
+-- form of common/slug.h's slug_with_suffix().  The C side sends only the
+-- base (slug_from_title(), at most SLUG_MAX_BASE bytes) and never retries
+-- with a suffix itself.  The base attempt is an INSERT ... ON CONFLICT
+-- (slug) DO NOTHING, so two concurrent inserts of the same base cannot both
+-- take it: the second waits for the first, then falls to the suffixed
+-- form.  Suffixed slugs never collide with each other (the suffix holds no
+-- '-' and ids are unique); one can collide only with a natural slug that
+-- happens to end in the same "-<id36>" (a title like "foo 2s" while the
+-- article gets id 100): then the statement fails with 23505
+-- articles_slug_key, and one retry draws a new id and succeeds.
 WITH nid AS (
     SELECT nextval(pg_get_serial_sequence('articles', 'id')) AS id
 ), ins1 AS (
@@ -397,7 +483,7 @@ WITH nid AS (
     RETURNING id, slug, title, description, body, author_id, created_at, updated_at
 ), ins2 AS (
     INSERT INTO articles (id, slug, title, description, body, author_id)
-    SELECT nid.id, $2::text || '-' || nid.id, $3::text, $4::text, $5::text, $1::int8
+    SELECT nid.id, $2::text || '-' || conduit_base36(nid.id), $3::text, $4::text, $5::text, $1::int8
       FROM nid
      WHERE NOT EXISTS (SELECT 1 FROM ins1)
     RETURNING id, slug, title, description, body, author_id, created_at, updated_at
@@ -439,8 +525,9 @@ SELECT art.slug, art.title, art.description,
 -- -> zero rows: no such article (404).  One row: article columns 0..11,
 -- 12 body, 13 is_author bool; is_author false means nothing was changed and
 -- every other column is NULL (403).
--- New slug: kept if equal to the current one (or to its suffixed form
--- base-<id>); else the base if free, else base-<id>.  A concurrent writer
+-- New slug ($3, the base from the new title): kept if equal to the current
+-- one (or to its suffixed form base-<id36>); else the base if free, else
+-- base-<id36> (see article_insert).  A concurrent writer
 -- taking the same base between our check and our write makes this fail
 -- with 23505 articles_slug_key; a retry then picks base-<id>.
 WITH target AS (
@@ -452,9 +539,9 @@ WITH target AS (
        SET slug = CASE
                   WHEN $3::text IS NULL THEN a.slug
                   WHEN a.slug = $3::text THEN a.slug
-                  WHEN a.slug = $3::text || '-' || a.id THEN a.slug
+                  WHEN a.slug = $3::text || '-' || conduit_base36(a.id) THEN a.slug
                   WHEN EXISTS (SELECT 1 FROM articles o WHERE o.slug = $3::text)
-                       THEN $3::text || '-' || a.id
+                       THEN $3::text || '-' || conduit_base36(a.id)
                   ELSE $3::text
                   END,
            title = coalesce($4::text, a.title),
@@ -532,21 +619,21 @@ SELECT t.is_author FROM target t;
 WITH a AS (
     SELECT * FROM articles WHERE slug = $1::text
 ), ins AS (
-    INSERT INTO favorites (user_id, article_id)
-    SELECT $2::int8, a.id FROM a
+    INSERT INTO favorites (user_id, article_id, created_at)
+    SELECT $2::int8, a.id, a.created_at FROM a
     ON CONFLICT DO NOTHING
     RETURNING 1
 )
 SELECT a.slug, a.title, a.description,
-       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
-                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
-                  WHERE atg.article_id = a.id), '') AS tag_list,
+       coalesce((SELECT string_agg(s.name, E'\x1f' ORDER BY s.name COLLATE "C")
+                   FROM (SELECT (SELECT t.name FROM tags t WHERE t.id = atg.tag_id) AS name
+                           FROM article_tags atg WHERE atg.article_id = a.id) s), '') AS tag_list,
        a.created_at, a.updated_at,
        true AS favorited,
        (a.favorites_count + (SELECT count(*) FROM ins))::int8 AS favorites_count,
        u.username, u.bio, u.image,
-       EXISTS (SELECT 1 FROM follows fo
-                WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id) AS following,
+       coalesce((SELECT true FROM follows fo
+                  WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id), false) AS following,
        a.body
   FROM a
   JOIN users u ON u.id = a.author_id;
@@ -563,15 +650,15 @@ WITH a AS (
     RETURNING 1
 )
 SELECT a.slug, a.title, a.description,
-       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
-                   FROM article_tags atg JOIN tags t ON t.id = atg.tag_id
-                  WHERE atg.article_id = a.id), '') AS tag_list,
+       coalesce((SELECT string_agg(s.name, E'\x1f' ORDER BY s.name COLLATE "C")
+                   FROM (SELECT (SELECT t.name FROM tags t WHERE t.id = atg.tag_id) AS name
+                           FROM article_tags atg WHERE atg.article_id = a.id) s), '') AS tag_list,
        a.created_at, a.updated_at,
        false AS favorited,
        (a.favorites_count - (SELECT count(*) FROM del))::int8 AS favorites_count,
        u.username, u.bio, u.image,
-       EXISTS (SELECT 1 FROM follows fo
-                WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id) AS following,
+       coalesce((SELECT true FROM follows fo
+                  WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id), false) AS following,
        a.body
   FROM a
   JOIN users u ON u.id = a.author_id;
@@ -579,23 +666,25 @@ SELECT a.slug, a.title, a.description,
 -- name: comments_list
 -- $1 slug text, $2 viewer int8.  -> zero rows: no such article (404).
 -- Otherwise the 100 newest comments, newest first (comment columns); an
--- article without comments gives one row with every column NULL (test id).
-WITH art AS (
-    SELECT id FROM articles WHERE slug = $1::text
-)
+-- article without comments gives one row with id NULL (test id).
+-- The 100 come from comments_article_created_idx (index only: id and
+-- created_at are in it), then only those are read from the table, so an
+-- article with thousands of comments costs what one with 100 does.
 SELECT c.id, c.created_at, c.updated_at, c.body,
        u.username, u.bio, u.image,
-       EXISTS (SELECT 1 FROM follows fo
-                WHERE fo.follower_id = $2::int8 AND fo.followee_id = c.author_id) AS following
-  FROM art
+       coalesce((SELECT true FROM follows fo
+                  WHERE fo.follower_id = $2::int8 AND fo.followee_id = c.author_id), false) AS following
+  FROM articles art
   LEFT JOIN LATERAL (
-       SELECT cm.id, cm.created_at, cm.updated_at, cm.body, cm.author_id
-         FROM comments cm
-        WHERE cm.article_id = art.id
-        ORDER BY cm.created_at DESC, cm.id DESC
-        LIMIT 100) c ON true
+       SELECT x.id, x.created_at
+         FROM comments x
+        WHERE x.article_id = art.id
+        ORDER BY x.created_at DESC, x.id DESC
+        LIMIT 100) top ON true
+  LEFT JOIN comments c ON c.id = top.id
   LEFT JOIN users u ON u.id = c.author_id
- ORDER BY c.created_at DESC, c.id DESC;
+ WHERE art.slug = $1::text
+ ORDER BY top.created_at DESC, top.id DESC;
 
 -- name: comment_insert
 -- $1 slug text, $2 viewer int8 (the author, required), $3 body text.
