@@ -1,0 +1,175 @@
+#!/bin/sh
+# PostgreSQL going away and coming back.  With the server up (-w 2 --pool 2):
+# a stopped PostgreSQL gives 503 + Retry-After + the JSON error envelope,
+# no worker exits, /healthz stays 200; after PostgreSQL starts again full
+# service is back within 2 s.  Then the same with every backend killed by
+# pg_terminate_backend(): a few 503s at most, never a 500, back within 2 s.
+. "$top_srcdir/t/lib.sh"
+
+LAST=
+short() { printf '%s' "$1" | tr '\r\n' '  ' | head -c "${2:-300}"; }
+detail() {
+    note "    request: $LAST"
+    note "    got: $STATUS $(short "$BODY")"
+}
+st() {
+    if [ "$STATUS" = "$2" ]; then pass "$1"; else fail "$1: status $STATUS, want $2"; detail; fi
+}
+
+# hcall METHOD PATH [BODY [TOKEN]]: like http, keeping the headers in $T/hdr.
+hcall() {
+    _m=$1 _p=$2 _b=${3:-} _t=${4:-}
+    LAST="$_m $_p${_b:+ $_b}${_t:+ [with a token]}"
+    rm -f "$T/body" "$T/hdr"
+    set -- -s -o "$T/body" -D "$T/hdr" -w '%{http_code}' -X "$_m" --max-time 10
+    [ -n "$_b" ] && set -- "$@" -H 'Content-Type: application/json' --data-binary "$_b"
+    [ -n "$_t" ] && set -- "$@" -H "Authorization: Token $_t"
+    STATUS=$(curl "$@" "$BASE$_p" 2>/dev/null) || STATUS=000
+    BODY=$(cat "$T/body" 2>/dev/null)
+}
+
+# unavailable DESCRIPTION: the last reply is 503, Retry-After, envelope.
+unavailable() {
+    _ra=$(tr -d '\r' <"$T/hdr" 2>/dev/null | sed -n 's/^[Rr]etry-[Aa]fter: *//p' | head -n 1)
+    if [ "$STATUS" = 503 ] && [ -n "$_ra" ] &&
+        printf '%s' "$BODY" | jq -e '.errors.body | type == "array" and length > 0 and all(.[]; type == "string")' >/dev/null 2>&1; then
+        pass "$1"
+    else
+        fail "$1: want 503 with Retry-After and the error envelope (Retry-After: '$_ra')"; detail
+    fi
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# burst N: N parallel GET /api/tags on fresh connections; prints the codes.
+burst() {
+    _pids=
+    for _i in $(seq 1 "$1"); do
+        curl -s -o /dev/null -w '%{http_code}\n' --max-time 5 "$BASE/api/tags" >"$T/burst.$_i" 2>/dev/null &
+        _pids="$_pids $!"
+    done
+    wait $_pids
+    cat "$T"/burst.*
+    rm -f "$T"/burst.*
+}
+
+# recover LABEL: polls GET /api/tags every 100 ms for up to 2 s until it
+# and a burst of 8 parallel requests (both workers, both pool connections)
+# all give 200.  Every status seen goes to $T/seen.  Sets RECOVERY_MS.
+recover() {
+    _t0=$(now_ms)
+    RECOVERY_MS=
+    while :; do
+        _c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$BASE/api/tags" 2>/dev/null) || _c=000
+        echo "$_c" >>"$T/seen"
+        if [ "$_c" = 200 ]; then
+            burst 8 >"$T/b"
+            cat "$T/b" >>"$T/seen"
+            if [ "$(grep -c '^200$' "$T/b")" = 8 ]; then
+                RECOVERY_MS=$(($(now_ms) - _t0))
+                return 0
+            fi
+        fi
+        [ $(($(now_ms) - _t0)) -ge 2000 ] && return 1
+        sleep 0.1
+    done
+}
+
+command -v jq >/dev/null || skip "jq not installed"
+pg_start
+conduitd_start -w 2 --pool 2 --bcrypt-cost 4
+wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 2 ]"
+WORKERS0=$(worker_pids | sort | tr '\n' ' ')
+is "two workers" "$(worker_count)" 2
+
+# ------------------------------------------------------------ healthy
+hcall POST /api/users '{"user":{"username":"pg","email":"pg@example.io","password":"pw-pg"}}'
+st "register: 201" 201
+TOK=$(printf '%s' "$BODY" | jq -r .user.token)
+hcall POST /api/articles '{"article":{"title":"Before the outage","description":"d","body":"b","tagList":["pg"]}}' "$TOK"
+st "create article: 201" 201
+hcall GET /api/tags
+st "tags: 200" 200
+hcall GET /api/articles
+st "list: 200" 200
+hcall GET /api/user "" "$TOK"
+st "current user: 200" 200
+
+# ------------------------------------------------------------ stopped
+note "stopping PostgreSQL (fast)"
+pg_ctl_stop fast || bail "pg_ctl stop failed"
+t0=$(now_ms)
+hcall GET /api/tags
+unavailable "PostgreSQL down: GET /api/tags 503"
+note "first 503 took $(($(now_ms) - t0)) ms"
+hcall GET /api/articles
+unavailable "PostgreSQL down: GET /api/articles 503"
+hcall GET /api/articles/before-the-outage
+unavailable "PostgreSQL down: GET an article 503"
+hcall GET /api/user "" "$TOK"
+unavailable "PostgreSQL down: GET /api/user 503"
+hcall POST /api/users/login '{"user":{"email":"pg@example.io","password":"pw-pg"}}'
+unavailable "PostgreSQL down: login 503"
+hcall POST /api/users '{"user":{"username":"pg2","email":"pg2@example.io","password":"pw"}}'
+unavailable "PostgreSQL down: register 503"
+hcall POST /api/articles '{"article":{"title":"During","description":"d","body":"b"}}' "$TOK"
+unavailable "PostgreSQL down: create article 503"
+# Many at once, on both workers: all 503, none hangs, none 500.
+burst 10 >"$T/b"
+is "PostgreSQL down: 10 parallel requests all 503" "$(grep -c '^503$' "$T/b")" 10
+hcall GET /api/tags
+unavailable "PostgreSQL down, a while later: still 503 (not 500)"
+hcall GET /healthz
+st "PostgreSQL down: /healthz 200" 200
+is "PostgreSQL down: no worker exited" "$(worker_pids | sort | tr '\n' ' ')" "$WORKERS0"
+
+# ------------------------------------------------------------ back
+note "starting PostgreSQL again"
+pg_ctl_start || bail "pg_ctl start failed"
+: >"$T/seen"
+if recover; then
+    pass "full service back within 2 s of PostgreSQL's start"
+    note "recovery after restart: $RECOVERY_MS ms"
+else
+    fail "full service back within 2 s of PostgreSQL's start: statuses seen $(sort "$T/seen" | uniq -c | tr '\n' ' ')"
+fi
+is "during recovery after restart: nothing but 200 or 503" "$(grep -cv '^200$\|^503$' "$T/seen")" 0
+hcall GET /api/articles/before-the-outage
+st "after restart: the article is there" 200
+hcall POST /api/articles '{"article":{"title":"After the outage","description":"d","body":"b"}}' "$TOK"
+st "after restart: a write works" 201
+hcall POST /api/users/login '{"user":{"email":"pg@example.io","password":"pw-pg"}}'
+st "after restart: login works" 200
+is "after restart: no worker exited" "$(worker_pids | sort | tr '\n' ' ')" "$WORKERS0"
+
+# ------------------------------------------------------------ terminated
+note "pg_terminate_backend() on every conduit connection"
+burst 8 >/dev/null # make sure every pool connection is open
+n=$(psql -X -A -t -c "select count(*) from pg_stat_activity where datname='conduit' and pid <> pg_backend_pid()")
+note "conduitd holds $n connection(s) to conduit"
+check "conduitd holds at least one connection per worker" [ "${n:-0}" -ge 2 ]
+psql -X -q -A -t -c "select pg_terminate_backend(pid) from pg_stat_activity where datname='conduit' and pid <> pg_backend_pid()" >/dev/null ||
+    fail "pg_terminate_backend failed"
+: >"$T/seen"
+if recover; then
+    pass "full service back within 2 s of pg_terminate_backend()"
+    note "recovery after pg_terminate_backend(): $RECOVERY_MS ms"
+else
+    fail "full service back within 2 s of pg_terminate_backend(): statuses seen $(sort "$T/seen" | uniq -c | tr '\n' ' ')"
+fi
+note "statuses seen after pg_terminate_backend(): $(sort "$T/seen" | uniq -c | tr '\n' ' ')"
+is "after pg_terminate_backend(): nothing but 200 or 503" "$(grep -cv '^200$\|^503$' "$T/seen")" 0
+# Each pool connection was killed: sequential requests on both workers and
+# both connections must all succeed now.
+fails=0
+for i in $(seq 1 20); do
+    c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$BASE/api/articles?limit=1") || c=000
+    [ "$c" = 200 ] || fails=$((fails + 1))
+done
+is "after pg_terminate_backend(): 20 more reads all 200" "$fails" 0
+hcall POST /api/articles '{"article":{"title":"After the kill","description":"d","body":"b"}}' "$TOK"
+st "after pg_terminate_backend(): a write works" 201
+hcall GET /healthz
+st "/healthz 200" 200
+is "after pg_terminate_backend(): no worker exited" "$(worker_pids | sort | tr '\n' ' ')" "$WORKERS0"
+done_testing
