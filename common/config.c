@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "common/config.h"
+#include "common/jwt.h"
 #include "common/log.h"
 
 #include <ctype.h>
@@ -65,8 +66,8 @@ const struct config_key config_keys[] = {
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
 
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static void
 seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -210,6 +211,19 @@ config_set(struct config *c, const char *key, const char *value, int replace, ch
         if (replace || c->listen_default)
             list_clear(c);
         c->listen_default = 0;
+        /*
+         * The second bind of one address would fail at start or on reload
+         * (or, with reuseport, silently double it).  Port 0 is exempt: each
+         * such line is its own free port.
+         */
+        for (int i = 0; i < c->nlisten; i++) {
+            long port;
+            if (parse_long(strrchr(value, ':') + 1, &port) == 0 && port != 0 &&
+                strcmp(c->listen[i], value) == 0) {
+                seterr(err, errlen, "%s: \"%s\" is given twice", key, value);
+                return -1;
+            }
+        }
         if (c->nlisten >= CONFIG_MAX_LISTEN) {
             seterr(err, errlen, "%s: more than %d addresses", key, CONFIG_MAX_LISTEN);
             return -1;
@@ -293,9 +307,22 @@ trim(char *s)
     return s;
 }
 
+/* Blanks only, or blanks and then a comment: what may follow a value. */
+static int
+rest_is_blank(const char *p)
+{
+    while (isspace((unsigned char)*p))
+        p++;
+    return *p == '\0' || *p == '#';
+}
+
 /*
- * One line: blank, "# comment", or "key = value".  A value may be written in
- * double quotes to keep leading or trailing spaces or a '#'.
+ * One line: blank, "# comment", or "key = value", optionally followed by
+ * "# comment".  A comment starts at a '#' that begins the value or follows
+ * a blank, so "a#b" stays one value.  A value may be written in double
+ * quotes to keep leading or trailing spaces or a '#': it ends at the first
+ * '"' that only blanks or a comment follow, so there are no escapes and a
+ * value can still hold a '"'.
  */
 static int
 parse_line(struct config *c, char *line, char *err, size_t errlen)
@@ -316,19 +343,25 @@ parse_line(struct config *c, char *line, char *err, size_t errlen)
         return -1;
     }
     if (*value == '"') {
-        size_t n = strlen(value);
-        if (n < 2 || value[n - 1] != '"') {
-            seterr(err, errlen, "%s: unterminated quoted value", key);
+        char *close = strchr(value + 1, '"');
+        while (close != NULL && !rest_is_blank(close + 1))
+            close = strchr(close + 1, '"');
+        if (close == NULL) {
+            seterr(err, errlen, "%s: %s", key,
+                   strchr(value + 1, '"') ? "text after the closing quote"
+                                          : "unterminated quoted value");
             return -1;
         }
-        value[n - 1] = '\0';
+        *close = '\0';
         value++;
     } else {
-        char *hash = strstr(value, " #");
-        if (hash != NULL) {
-            *hash = '\0';
-            value = trim(value);
+        for (char *p = value; *p != '\0'; p++) {
+            if (*p == '#' && (p == value || isspace((unsigned char)p[-1]))) {
+                *p = '\0';
+                break;
+            }
         }
+        value = trim(value);
     }
     if (*value == '\0') {
         seterr(err, errlen, "%s: empty value", key);
@@ -435,8 +468,8 @@ config_validate(const struct config *c, char *err, size_t errlen)
             return -1;
         }
     }
-    if (c->jwt_secret != NULL && strlen(c->jwt_secret) < 32) {
-        seterr(err, errlen, "jwt_secret is shorter than 32 bytes");
+    if (c->jwt_secret != NULL && strlen(c->jwt_secret) < JWT_SECRET_MIN) {
+        seterr(err, errlen, "jwt_secret is shorter than %d bytes", JWT_SECRET_MIN);
         return -1;
     }
     return 0;

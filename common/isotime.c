@@ -7,7 +7,7 @@
 #include "common/isotime.h"
 
 #define MS_PER_DAY INT64_C(86400000)
-/* 1970-01-01 minus 2000-01-01, in milliseconds. */
+/* 2000-01-01 (the PostgreSQL epoch) minus 1970-01-01, in milliseconds. */
 #define PG_EPOCH_MS INT64_C(946684800000)
 /* Days from 1970-01-01 to 0000-01-01 and to 10000-01-01. */
 #define DAYS_MIN INT64_C(-719528)

@@ -8,6 +8,11 @@
 #include <string.h>
 
 static const char fallback[] = "article";
+/*
+ * GET /api/articles/feed is the feed route, listed before /api/articles/:slug
+ * (worker/routes.c): an article with this slug could never be read.
+ */
+static const char reserved[] = "feed";
 
 size_t
 slug_from_title(const char *title, size_t n, char *out, size_t outcap)
@@ -39,6 +44,15 @@ slug_from_title(const char *title, size_t n, char *out, size_t outcap)
         out[len++] = (char)c;
     }
 
+    if (len == sizeof(reserved) - 1 && memcmp(out, reserved, len) == 0) {
+        if (len + 1 + sizeof(fallback) - 1 <= limit) {
+            out[len++] = '-';
+            memcpy(out + len, fallback, sizeof(fallback) - 1);
+            len += sizeof(fallback) - 1;
+        } else {
+            len = 0;
+        }
+    }
     if (len == 0) {
         len = sizeof(fallback) - 1 < outcap - 1 ? sizeof(fallback) - 1 : outcap - 1;
         memcpy(out, fallback, len);

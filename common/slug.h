@@ -22,7 +22,9 @@
  * Writes the slug of title[0..n) and a NUL to out, at most
  * min(outcap - 1, SLUG_MAX_BASE) bytes, cutting at a word boundary's '-'
  * rather than ending on one.  A title with no ASCII letter or digit gives
- * "article".  Returns the length (0 only when outcap is 0).
+ * "article"; one whose slug would be "feed", which the feed route shadows,
+ * gives "feed-article".  Returns the length (0 only when outcap < 2: there is
+ * then no room for any slug).
  */
 size_t slug_from_title(const char *title, size_t n, char *out, size_t outcap);
 

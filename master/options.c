@@ -5,6 +5,8 @@
 
 #include "master/options.h"
 
+#include "common/jwt.h"
+
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -96,8 +98,8 @@ static const struct {
     {OPT_DEV, "dev"},
 };
 
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static void
 seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -120,7 +122,12 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
 {
     memset(o, 0, sizeof(*o));
     o->action = OPTIONS_RUN;
-    optind = 1;
+    /*
+     * 0, not 1: only 0 makes glibc's getopt forget the previous argv (its
+     * position inside a cluster such as "-dt"), so a second parse starts
+     * clean instead of reading through pointers into the old argv.
+     */
+    optind = 0;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":w:b:c:dts:Vh", long_options, NULL)) != -1) {
@@ -153,12 +160,21 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
         case ':':
             seterr(err, errlen, "option %s needs a value", argv[optind - 1]);
             return -1;
-        case '?':
-            if (optopt != 0)
+        case '?': {
+            /*
+             * For a long option optopt is 0 when the name is unknown, or
+             * the option's value (not a printable letter for most) when it
+             * was given "=value" but takes none.
+             */
+            const char *arg = argv[optind - 1];
+            if (strncmp(arg, "--", 2) != 0)
                 seterr(err, errlen, "unknown option -%c", optopt);
+            else if (optopt != 0)
+                seterr(err, errlen, "option %.*s takes no value", (int)strcspn(arg, "="), arg);
             else
-                seterr(err, errlen, "unknown option %s", argv[optind - 1]);
+                seterr(err, errlen, "unknown option %s", arg);
             return -1;
+        }
         }
         const char *key = NULL;
         for (size_t i = 0; i < sizeof(flag_keys) / sizeof(flag_keys[0]); i++)
@@ -174,7 +190,8 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
         }
         const struct config_key *k = config_find(key);
         o->overrides[o->noverrides].key = k->name;
-        o->overrides[o->noverrides].value = strdup(optarg != NULL && k->type != CONFIG_BOOL ? optarg : "yes");
+        o->overrides[o->noverrides].value =
+            strdup(optarg != NULL && k->type != CONFIG_BOOL ? optarg : "yes");
         if (o->overrides[o->noverrides].value == NULL)
             goto oom;
         o->noverrides++;
@@ -210,6 +227,15 @@ options_resolve(const struct options *o, struct config *out, char *err, size_t e
         goto fail;
 
     const char *secret = getenv("CONDUITD_JWT_SECRET");
+    /*
+     * Length checked here too, so that the error names the variable: the
+     * later check can only blame the config file.  -s never needs a secret.
+     */
+    if (secret != NULL && *secret != '\0' && o->action != OPTIONS_SIGNAL &&
+        strlen(secret) < JWT_SECRET_MIN) {
+        seterr(err, errlen, "CONDUITD_JWT_SECRET is shorter than %d bytes", JWT_SECRET_MIN);
+        goto fail;
+    }
     if (secret != NULL && *secret != '\0' &&
         config_set(&c, "jwt_secret", secret, 0, reason, sizeof(reason)) < 0) {
         seterr(err, errlen, "CONDUITD_JWT_SECRET: %s", reason);
