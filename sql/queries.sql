@@ -13,7 +13,9 @@
 --   anonymous; favorited / following are then false.
 -- * Results are read in BINARY: ids and counts are int8, timestamps
 --   timestamptz (int8 microseconds since 2000-01-01 UTC), flags bool, the
---   rest text.  bio and image may be NULL.
+--   rest text.  bio and image may be NULL.  t/sql/contract.txt lists the
+--   parameter and result types of every query, as the server infers them;
+--   t/sql/prepare-all.sh and t/integration/sql.sh check it.
 -- * tag_list is one text column: the tags sorted by byte order (COLLATE
 --   "C"), without duplicates, joined by E'\x1f'; '' when there is none.
 --   Tag parameters use the same encoding (NULL = not given, '' = none);
@@ -25,7 +27,15 @@
 --     10 author_image text, 11 author_following bool,
 --   then 12 body text (single article) or 12 articles_count int8 (lists).
 --   A list always returns at least one row: when the page is empty, one
---   row with every article column NULL (test slug) and articles_count set.
+--   row with slug NULL (test slug; the other article columns are NULL or
+--   false/'', meaningless) and articles_count set.
+-- * limit must be 1..100 and offset >= 0 (the C side validates: 422).
+--   Every page is capped at 100 rows inside the statement ("the cap": a
+--   constant LIMIT 100 around LIMIT $n OFFSET $m).  The cap is what keeps
+--   the generic plans right: a generic plan cannot know $n and plans for
+--   10 % of the table, which turned the joins after the page into hash
+--   joins over whole tables (88 ms for the global list); with the cap it
+--   plans for at most 100 rows.
 -- * Comment columns: 0 id int8, 1 created_at timestamptz, 2 updated_at
 --   timestamptz, 3 body text, 4 author_username text, 5 author_bio text,
 --   6 author_image text, 7 author_following bool.
@@ -33,20 +43,41 @@
 --   3 following bool (follow/unfollow add 4 is_self bool).
 -- * User columns: 0 id int8, 1 username text, 2 email text, 3 bio text,
 --   4 image text (user_by_email adds 5 password_hash text).
--- * Errors: 23505 names the constraint (users_username_key,
---   users_email_key, articles_slug_key).  40P01 (deadlock, possible only
---   between concurrent tag rewrites) and the rare articles_slug_key race
---   described at article_insert are safe to retry once.
+-- * 404 / 403 are told apart by the rows, never by an error: zero rows is
+--   "not found"; update/delete return is_author (false: 403, nothing
+--   done); comment_delete returns article_found, comment_found, is_author.
+-- * Errors: 23505 names the constraint (PG_DIAG_CONSTRAINT_NAME:
+--   users_username_key, users_email_key -> 409/422 on the field;
+--   articles_slug_key -> retry once, see article_insert).  40P01
+--   (deadlock: possible only for article deletes, see "Lock order" in
+--   schema.sql) is safe to retry once.  23503 should not happen (article
+--   lookups before an insert lock the article FOR KEY SHARE); if it does,
+--   the article went away: 404.
 --
--- The list endpoints come in variants, one per filter shape, so that each
--- prepared statement keeps one good generic plan (a single statement with
--- "($1 IS NULL OR ...)" filters gets a generic plan that scans everything).
--- Every variant takes the same parameters in the same order; a variant
--- given the wrong shape (a filter it does not handle) returns zero rows,
--- which the C side treats as a bug.  The count of each one-filter variant is
--- an O(1) counter read (see the counting notes in schema.sql).
+-- Plans.  The database sets plan_cache_mode = force_generic_plan and jit =
+-- off (see schema.sql): each statement is planned once per connection.
+-- So every query is written for its generic plan: one statement per list
+-- shape (a single statement with "($1 IS NULL OR ...)" filters gets a
+-- generic plan that scans everything), the cap above, flags and probes as
+-- scalar subqueries "coalesce((SELECT true FROM ... WHERE <primary key>),
+-- false)" (an EXISTS may be turned into a hashed subplan that reads every
+-- favorite of the viewer), page ids taken from an index-only scan before
+-- the article rows are read, and the page's tag lists in one join.
+-- Every list variant takes the same parameters in the same order; a
+-- variant given the wrong shape (a filter it does not handle) returns zero
+-- rows, which the C side treats as a bug.  The count of each one-filter
+-- variant is an O(1) counter read (see the counting notes in schema.sql).
 --
--- @@TIMINGS@@
+-- Timings at scale 1 (t/sql/synth.sh: 100k users, 500k articles, 5M
+-- favorites, 2.5M comments, 2M follows; t/sql/bench.sh, median execution,
+-- warm cache, generic plans; 2 vCPU): global list 0.14 ms (offset 200:
+-- 0.17, limit 100: 0.7); ?tag= 0.17 to 0.20 (popular or rare); ?author=
+-- 0.11 (10,000 articles or 10); ?favorited= 0.14 (16,000 favorites or 40);
+-- feed 0.25 (typical), 0.7 (p99 follower, 86 followees), 4 to 6 (1,100 to
+-- 1,600 followees; about 4 us a followee); article 0.03; comments 0.02
+-- (0.3 for an article with 13,000); profile, login, tags < 0.04; writes
+-- 0.03 to 0.4 ms.  Two filters together: 0.2 ms typical, 17 to 25 ms for
+-- the largest sets (a count over 10,000 to 16,000 index probes).
 
 -- name: schema_version
 -- No parameters.  -> 0 version int4.  A worker may check it after connecting.
@@ -494,13 +525,8 @@ WITH nid AS (
       FROM unnest(string_to_array($6::text, E'\x1f')) AS n
      WHERE n <> ''
 ), tg AS (
-    -- DO UPDATE (not DO NOTHING) so that a tag another transaction has just
-    -- committed is returned too; sorted so concurrent inserts lock tags in
-    -- one order.
-    INSERT INTO tags (name)
-    SELECT name FROM names ORDER BY name COLLATE "C"
-    ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
-    RETURNING id
+    -- Creates the missing tags, locks none (see "Lock order" in schema.sql).
+    SELECT tag_id AS id FROM conduit_tag_ids($6::text)
 ), link AS (
     INSERT INTO article_tags (article_id, tag_id, created_at)
     SELECT art.id, tg.id, art.created_at FROM art CROSS JOIN tg ORDER BY tg.id
@@ -527,13 +553,18 @@ SELECT art.slug, art.title, art.description,
 -- every other column is NULL (403).
 -- New slug ($3, the base from the new title): kept if equal to the current
 -- one (or to its suffixed form base-<id36>); else the base if free, else
--- base-<id36> (see article_insert).  A concurrent writer
--- taking the same base between our check and our write makes this fail
--- with 23505 articles_slug_key; a retry then picks base-<id>.
+-- base-<id36> (see article_insert).  A concurrent writer taking the same
+-- base between our check and our write makes this fail with 23505
+-- articles_slug_key; one retry then picks base-<id36>.  Tags are replaced by
+-- conduit_set_tags() after the row lock, so two concurrent updates of one
+-- article serialize and the last one's tag set wins whole.
 WITH target AS (
+    -- Locked, so that an article deleted (or renamed) meanwhile is a 404,
+    -- not a 403 with nothing updated.
     SELECT a.id, a.author_id = $2::int8 AS is_author
       FROM articles a
      WHERE a.slug = $1::text
+       FOR UPDATE
 ), upd AS (
     UPDATE articles a
        SET slug = CASE
@@ -552,42 +583,16 @@ WITH target AS (
      WHERE a.id = t.id AND t.is_author
     RETURNING a.id, a.slug, a.title, a.description, a.body, a.author_id,
               a.favorites_count, a.created_at, a.updated_at
-), names AS (
-    SELECT DISTINCT n AS name
-      FROM unnest(string_to_array($7::text, E'\x1f')) AS n
-     WHERE n <> ''
-), tg AS (
-    INSERT INTO tags (name)
-    SELECT name FROM names WHERE EXISTS (SELECT 1 FROM upd) ORDER BY name COLLATE "C"
-    ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
-    RETURNING id
-), cur_tags AS (
-    SELECT x.tag_id FROM article_tags x JOIN upd ON x.article_id = upd.id
-), del AS (
-    DELETE FROM article_tags x USING upd
-     WHERE $7::text IS NOT NULL
-       AND x.article_id = upd.id
-       AND x.tag_id NOT IN (SELECT id FROM tg)
-), ins AS (
-    INSERT INTO article_tags (article_id, tag_id, created_at)
-    SELECT upd.id, tg.id, upd.created_at
-      FROM upd CROSS JOIN tg
-     WHERE tg.id NOT IN (SELECT tag_id FROM cur_tags)
-     ORDER BY tg.id
+), st AS (
+    -- After upd has locked the row: see conduit_set_tags() in schema.sql.
+    SELECT conduit_set_tags(upd.id, upd.created_at, $7::text) AS tag_list FROM upd
 )
 SELECT upd.slug, upd.title, upd.description,
-       CASE WHEN upd.id IS NULL THEN NULL
-            WHEN $7::text IS NULL THEN
-                 coalesce((SELECT string_agg(tt.name, E'\x1f' ORDER BY tt.name COLLATE "C")
-                             FROM article_tags atg JOIN tags tt ON tt.id = atg.tag_id
-                            WHERE atg.article_id = upd.id), '')
-            ELSE coalesce((SELECT string_agg(name, E'\x1f' ORDER BY name COLLATE "C")
-                             FROM names), '')
-       END AS tag_list,
+       st.tag_list,
        upd.created_at, upd.updated_at,
        CASE WHEN upd.id IS NULL THEN NULL
-            ELSE EXISTS (SELECT 1 FROM favorites f
-                          WHERE f.user_id = $2::int8 AND f.article_id = upd.id)
+            ELSE coalesce((SELECT true FROM favorites f
+                            WHERE f.user_id = $2::int8 AND f.article_id = upd.id), false)
        END AS favorited,
        upd.favorites_count,
        u.username, u.bio, u.image,
@@ -596,6 +601,7 @@ SELECT upd.slug, upd.title, upd.description,
        t.is_author
   FROM target t
   LEFT JOIN upd ON upd.id = t.id
+  LEFT JOIN st ON true
   LEFT JOIN users u ON u.id = upd.author_id;
 
 -- name: article_delete
@@ -617,7 +623,10 @@ SELECT t.is_author FROM target t;
 -- -> zero rows (404) or one row: article columns 0..11, 12 body, with
 -- favorited true and favorites_count after the write.
 WITH a AS (
-    SELECT * FROM articles WHERE slug = $1::text
+    -- FOR KEY SHARE (what the foreign key check takes anyway): an article
+    -- deleted meanwhile is not found (404) instead of failing the insert
+    -- with 23503, and favorites_count is read from its latest version.
+    SELECT * FROM articles WHERE slug = $1::text FOR KEY SHARE
 ), ins AS (
     INSERT INTO favorites (user_id, article_id, created_at)
     SELECT $2::int8, a.id, a.created_at FROM a
@@ -643,7 +652,8 @@ SELECT a.slug, a.title, a.description,
 -- -> zero rows (404) or one row: article columns 0..11, 12 body, with
 -- favorited false and favorites_count after the write.
 WITH a AS (
-    SELECT * FROM articles WHERE slug = $1::text
+    -- FOR KEY SHARE: favorites_count from the latest version (see favorite).
+    SELECT * FROM articles WHERE slug = $1::text FOR KEY SHARE
 ), del AS (
     DELETE FROM favorites f USING a
      WHERE f.user_id = $2::int8 AND f.article_id = a.id
@@ -690,7 +700,8 @@ SELECT c.id, c.created_at, c.updated_at, c.body,
 -- $1 slug text, $2 viewer int8 (the author, required), $3 body text.
 -- -> zero rows (404) or one comment row (author_following false).
 WITH art AS (
-    SELECT id FROM articles WHERE slug = $1::text
+    -- FOR KEY SHARE: an article deleted meanwhile is a 404, not a 23503.
+    SELECT id FROM articles WHERE slug = $1::text FOR KEY SHARE
 ), ins AS (
     INSERT INTO comments (article_id, author_id, body)
     SELECT art.id, $2::int8, $3::text FROM art

@@ -20,8 +20,13 @@
 -- Rules for loaded data: article_tags.created_at and favorites.created_at
 -- are copies of the article's created_at; they may be left NULL or wrong
 -- (conduit_recount() sets them, then the post-load part makes them NOT
--- NULL), but giving them right saves rewriting the table and its indexes.  Counter columns
--- may be left at 0 (they are recomputed).
+-- NULL), but giving them right saves rewriting the tables and their
+-- indexes.  Counter columns may be left at 0 (they are recomputed).
+-- Tags: names without control characters (the lists are joined by
+-- E'\x1f'); articles: slugs as article_insert makes them (unique).  At
+-- scale 1, t/sql/synth.sh loads this way in about a minute.
+-- The file also sets two settings on the database (plan_cache_mode and
+-- jit, see below): that needs the database's owner or a superuser.
 --
 -- Case of names.  Usernames and slugs compare exactly (they appear in URLs).
 -- Emails keep the case the user typed but are unique case-insensitively:
@@ -41,10 +46,11 @@
 -- The global count is striped over 16 rows keyed by article id % 16, so
 -- concurrent article inserts (consecutive ids) lock different rows instead
 -- of queueing on one.  The other counters are per row (one tag, one user,
--- one article) and contend only on the same tag/user/article.  Triggers
--- are row-level: a favorite locks its article row, then its user row, in
--- that order, always.  Filter combinations (tag AND author, ...) are rare in
--- the workload and fall back to a real count(*) over the joined filters.
+-- one article) and contend only on the same tag/user/article; every
+-- statement locks them in one global order (see "Lock order" below), so
+-- concurrent writes do not deadlock on them.  Filter combinations (tag AND
+-- author, ...) are not in the workload and use a real count over the
+-- smallest of the filter sets (articles_list_filtered).
 -- Tables holding counters have fillfactor 90 so the counter updates stay
 -- HOT (no index entry is written for them).
 
@@ -204,11 +210,37 @@ BEGIN
 END
 $fn$;
 
--- Counter maintenance.  Row-level AFTER triggers; their names start with
--- "zz_" so they fire after the foreign-key checks ("RI_ConstraintTrigger_*")
--- of the same row: a row refused by its foreign key never touches a counter.
--- An UPDATE of a counter row that no longer exists (its owner is being
--- deleted by the same cascade) updates nothing, which is what we want.
+-- Counter maintenance, by AFTER triggers, in the writing transaction.
+-- Their names start with "zz_" so that, among the triggers of one event,
+-- they fire after the foreign-key checks ("RI_ConstraintTrigger_*"): a row
+-- refused by its foreign key never touches a counter.  An UPDATE of a
+-- counter row that no longer exists (its owner is being deleted by the same
+-- cascade) updates nothing, which is what we want.
+--
+-- Lock order.  Counter rows are locked by many statements at once, so
+-- every statement takes them in one global order, and concurrent writes
+-- never deadlock on them:
+--   1. the statement's own article row (the article written, favorited or
+--      deleted: always first, by the statement itself);
+--   2. one stripe row, then one author row (users), by the articles
+--      trigger, at most one of each per statement;
+--   3. tag rows, in id order, by the article_tags triggers (or, in
+--      article_update, by the query itself, before any trigger);
+--   4. article rows then user rows of favorites, each in id order, by the
+--      favorites triggers (a favorite: one of each).
+-- That is why the article_tags and favorites triggers are statement-level
+-- (one call per statement, over the transition table: they lock the rows
+-- they will update in id order, then update each once, set-based; an
+-- article delete cascading to 6,000 favorites makes one UPDATE, not 12,000),
+-- and why new tags are created by conduit_tag_ids(), which locks no
+-- existing tag, instead of an INSERT ... ON CONFLICT DO UPDATE (which
+-- locked tag rows before the author row and deadlocked with deletes).
+-- The one order this cannot keep: a delete cascading to the favorites of
+-- users who are at the same moment authors in step 2 of another statement
+-- (two deletes of articles that each other's authors favorited, or a
+-- delete against an insert by one of its favoriters sharing a tag); then
+-- PostgreSQL detects the deadlock and aborts one with 40P01, which is safe
+-- to retry.
 
 CREATE FUNCTION conduit_articles_count() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
@@ -239,32 +271,144 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION conduit_article_tags_count() RETURNS trigger
+-- Statement-level, AFTER INSERT (transition table new_rows) or AFTER
+-- DELETE (old_rows): step 3 of the lock order.
+CREATE FUNCTION conduit_article_tags_ins() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+    PERFORM 1 FROM tags WHERE id IN (SELECT tag_id FROM new_rows) ORDER BY id FOR NO KEY UPDATE;
+    UPDATE tags t SET article_count = t.article_count + d.n
+      FROM (SELECT tag_id, count(*) AS n FROM new_rows GROUP BY tag_id) d
+     WHERE t.id = d.tag_id;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION conduit_article_tags_del() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM 1 FROM tags WHERE id IN (SELECT tag_id FROM old_rows) ORDER BY id FOR NO KEY UPDATE;
+    UPDATE tags t SET article_count = t.article_count - d.n
+      FROM (SELECT tag_id, count(*) AS n FROM old_rows GROUP BY tag_id) d
+     WHERE t.id = d.tag_id;
+    RETURN NULL;
+END
+$fn$;
+
+-- Statement-level, as above: step 4 of the lock order.
+CREATE FUNCTION conduit_favorites_ins() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM 1 FROM articles WHERE id IN (SELECT article_id FROM new_rows)
+      ORDER BY id FOR NO KEY UPDATE;
+    UPDATE articles a SET favorites_count = a.favorites_count + d.n
+      FROM (SELECT article_id, count(*) AS n FROM new_rows GROUP BY article_id) d
+     WHERE a.id = d.article_id;
+    PERFORM 1 FROM users WHERE id IN (SELECT user_id FROM new_rows) ORDER BY id FOR NO KEY UPDATE;
+    UPDATE users u SET favorite_count = u.favorite_count + d.n
+      FROM (SELECT user_id, count(*) AS n FROM new_rows GROUP BY user_id) d
+     WHERE u.id = d.user_id;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION conduit_favorites_del() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM 1 FROM articles WHERE id IN (SELECT article_id FROM old_rows)
+      ORDER BY id FOR NO KEY UPDATE;
+    UPDATE articles a SET favorites_count = a.favorites_count - d.n
+      FROM (SELECT article_id, count(*) AS n FROM old_rows GROUP BY article_id) d
+     WHERE a.id = d.article_id;
+    PERFORM 1 FROM users WHERE id IN (SELECT user_id FROM old_rows) ORDER BY id FOR NO KEY UPDATE;
+    UPDATE users u SET favorite_count = u.favorite_count - d.n
+      FROM (SELECT user_id, count(*) AS n FROM old_rows GROUP BY user_id) d
+     WHERE u.id = d.user_id;
+    RETURN NULL;
+END
+$fn$;
+
+-- Row-level, AFTER UPDATE OF the counted key columns (no endpoint does
+-- that; transition tables are not allowed with a column list).
+CREATE FUNCTION conduit_article_tags_upd() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF NEW.tag_id <> OLD.tag_id THEN
         UPDATE tags SET article_count = article_count - 1 WHERE id = OLD.tag_id;
-    END IF;
-    IF TG_OP IN ('INSERT', 'UPDATE') THEN
         UPDATE tags SET article_count = article_count + 1 WHERE id = NEW.tag_id;
     END IF;
     RETURN NULL;
 END
 $fn$;
 
--- Lock order: the article row, then the user row.
-CREATE FUNCTION conduit_favorites_count() RETURNS trigger
+CREATE FUNCTION conduit_favorites_upd() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+    IF NEW.article_id <> OLD.article_id THEN
         UPDATE articles SET favorites_count = favorites_count - 1 WHERE id = OLD.article_id;
-        UPDATE users SET favorite_count = favorite_count - 1 WHERE id = OLD.user_id;
-    END IF;
-    IF TG_OP IN ('INSERT', 'UPDATE') THEN
         UPDATE articles SET favorites_count = favorites_count + 1 WHERE id = NEW.article_id;
+    END IF;
+    IF NEW.user_id <> OLD.user_id THEN
+        UPDATE users SET favorite_count = favorite_count - 1 WHERE id = OLD.user_id;
         UPDATE users SET favorite_count = favorite_count + 1 WHERE id = NEW.user_id;
     END IF;
     RETURN NULL;
+END
+$fn$;
+
+-- The ids of the tags named in an E'\x1f'-joined list (empty names
+-- ignored), creating the missing ones.  VOLATILE, so its SELECT takes a
+-- fresh snapshot after its INSERT: a tag another transaction committed
+-- while this one was waiting on it (ON CONFLICT waits for a concurrent
+-- insert of the same name) is found too.  Locks no existing tag row (see
+-- the lock order above).  article_insert and article_update use it.
+CREATE FUNCTION conduit_tag_ids(names text) RETURNS TABLE (tag_id bigint, tag_name text)
+LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+    INSERT INTO tags (name)
+    SELECT DISTINCT n FROM unnest(string_to_array(names, E'\x1f')) AS n
+     WHERE n <> ''
+     ORDER BY 1
+    ON CONFLICT (name) DO NOTHING;
+    RETURN QUERY
+        SELECT t.id, t.name FROM tags t
+         WHERE t.name IN (SELECT n FROM unnest(string_to_array(names, E'\x1f')) AS n);
+END
+$fn$;
+
+-- Replaces the tags of one article by the E'\x1f'-joined list names (NULL:
+-- leaves them) and returns its tag list, sorted by byte order and joined by
+-- E'\x1f' ('' for none).  article_update calls it after locking the
+-- article row.  It is a VOLATILE function so each of its statements takes
+-- a fresh snapshot: when article_update waited on that row lock for a
+-- concurrent update of the same article, the links that update committed
+-- are seen (and replaced), not left behind beside the new ones as a
+-- statement working from its own starting snapshot would.  The old and new
+-- tags are locked in id order first (step 3 of the lock order).
+CREATE FUNCTION conduit_set_tags(article bigint, created timestamptz, names text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    new_ids bigint[];
+    result text;
+BEGIN
+    IF names IS NOT NULL THEN
+        SELECT coalesce(array_agg(tag_id ORDER BY tag_id), '{}') INTO new_ids
+          FROM conduit_tag_ids(names);
+        PERFORM 1 FROM tags
+         WHERE id IN (SELECT x.tag_id FROM article_tags x WHERE x.article_id = article
+                      UNION ALL SELECT unnest(new_ids))
+         ORDER BY id FOR NO KEY UPDATE;
+        DELETE FROM article_tags x
+         WHERE x.article_id = article AND x.tag_id <> ALL (new_ids);
+        INSERT INTO article_tags (article_id, tag_id, created_at)
+        SELECT article, n.id, created FROM unnest(new_ids) AS n(id) ORDER BY n.id
+        ON CONFLICT DO NOTHING;
+    END IF;
+    SELECT coalesce(string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C"), '') INTO result
+      FROM article_tags x JOIN tags t ON t.id = x.tag_id
+     WHERE x.article_id = article;
+    RETURN result;
 END
 $fn$;
 
@@ -272,7 +416,7 @@ $fn$;
 -- part calls it; an operator may call it at any time, under load: it first
 -- locks articles, article_tags and favorites in SHARE mode, so the counts
 -- it computes cannot go stale while it writes them (writes to those tables
--- wait until it commits; reads go on).  It asks for the three locks with
+-- wait until it commits, about 6 s at scale 1; reads go on).  It asks for the three locks with
 -- NOWAIT and retries every 10 ms, for up to 30 s, instead of waiting while
 -- holding some of them: a writer holding one and waiting for another would
 -- otherwise deadlock with it, and the writer might be the one aborted.
@@ -384,6 +528,11 @@ CREATE INDEX comments_article_created_idx ON comments (article_id, created_at DE
 -- ===================================================================
 -- Foreign keys (each validated in one pass over the loaded data)
 -- ===================================================================
+-- Keep this order: the cascades of an article delete run in the order of
+-- their trigger names, which follows the order the foreign keys are made
+-- here, so tag counters (step 3 of the lock order) are updated before
+-- favorite counters (step 4).  (Were it otherwise, the only cost would be
+-- more of the 40P01 deadlocks described there.)
 ALTER TABLE articles ADD CONSTRAINT articles_author_id_fkey
     FOREIGN KEY (author_id) REFERENCES users (id) ON DELETE CASCADE;
 ALTER TABLE article_tags ADD CONSTRAINT article_tags_article_id_fkey
@@ -429,12 +578,24 @@ ALTER TABLE favorites ALTER COLUMN created_at SET NOT NULL;
 CREATE TRIGGER zz_articles_count
     AFTER INSERT OR DELETE OR UPDATE OF id, author_id, created_at ON articles
     FOR EACH ROW EXECUTE FUNCTION conduit_articles_count();
-CREATE TRIGGER zz_article_tags_count
-    AFTER INSERT OR DELETE OR UPDATE OF tag_id ON article_tags
-    FOR EACH ROW EXECUTE FUNCTION conduit_article_tags_count();
-CREATE TRIGGER zz_favorites_count
-    AFTER INSERT OR DELETE OR UPDATE OF user_id, article_id ON favorites
-    FOR EACH ROW EXECUTE FUNCTION conduit_favorites_count();
+CREATE TRIGGER zz_article_tags_ins
+    AFTER INSERT ON article_tags REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_article_tags_ins();
+CREATE TRIGGER zz_article_tags_del
+    AFTER DELETE ON article_tags REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_article_tags_del();
+CREATE TRIGGER zz_article_tags_upd
+    AFTER UPDATE OF tag_id ON article_tags
+    FOR EACH ROW EXECUTE FUNCTION conduit_article_tags_upd();
+CREATE TRIGGER zz_favorites_ins
+    AFTER INSERT ON favorites REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_favorites_ins();
+CREATE TRIGGER zz_favorites_del
+    AFTER DELETE ON favorites REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_favorites_del();
+CREATE TRIGGER zz_favorites_upd
+    AFTER UPDATE OF user_id, article_id ON favorites
+    FOR EACH ROW EXECUTE FUNCTION conduit_favorites_upd();
 
 ANALYZE users, articles, tags, article_tags, favorites, follows, comments, article_count_stripes;
 

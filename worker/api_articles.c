@@ -1,19 +1,21 @@
 /*
- * api_articles: the article list and feed, one article, and creating,
- * updating, deleting and (un)favoriting articles.
+ * api_articles: the article list, the feed, one article, and its writes
+ * (create, update, delete, favorite, unfavorite).
  *
- * Lists: one query gives the page and the exact articlesCount together
- * (sql/queries.sql); an empty page comes back as one all-NULL article row
- * that still carries the count.
+ * Writes keep their parsed body and their query parameters in c->state:
+ * article_insert and article_update may fail in a way sql/queries.sql
+ * calls safe to retry once (23505 articles_slug_key, 40P01), and the retry
+ * sends the very same parameters again.
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
 
-#include "common/json_out.h"
+#include "common/log.h"
 #include "common/slug.h"
 #include "common/utf8.h"
 #include "worker/api.h"
@@ -24,39 +26,107 @@
 
 #define LIMIT_DEFAULT 20
 #define LIMIT_MAX 100
-#define OFFSET_MAX 100000000L
-#define TAG_MAX 64
-#define TAGS_MAX 32
+/*
+ * No article set is anywhere near this, so no real page is refused; the
+ * bound keeps limit + offset (the feed adds them) far from int8 overflow.
+ */
+#define OFFSET_MAX INT32_MAX
 
-/* ---------------------------------------------------------------- replies */
+/* article_update's columns past the article's: 12 body, 13 is_author. */
+#define COL_IS_AUTHOR 13
+/* A list's column 12. */
+#define COL_ARTICLES_COUNT 12
+
+#define NPARAMS_MAX 7
+
+/* What an article write carries between its query and a retry of it. */
+struct art_req {
+    cJSON *doc;  /* the parsed body; title, description, body point into it */
+    char *tags;  /* tagList joined by 0x1f; NULL when not given */
+    char base[SLUG_MAX_BASE + 1];
+    char viewer[24];
+    const char *params[NPARAMS_MAX];
+    enum sql_query_id q;
+    int retried;
+};
 
 static void
-on_list(void *arg, enum db_status st, const PGresult *res)
+art_req_free(void *p)
 {
-    struct http_ctx *c = arg;
-    struct evbuffer *b;
-    int n;
+    struct art_req *a = p;
 
-    if (api_db_failed(c, st, res))
-        return;
-    b = worker_scratch(c->w);
-    n = PQntuples(res);
-    evbuffer_add(b, "{\"articles\":[", 13);
-    for (int i = 0, first = 1; i < n; i++) {
-        if (db_null(res, i, 0))
-            continue; /* the empty page's row: only the count */
-        if (!first)
-            evbuffer_add(b, ",", 1);
-        api_article_object(b, res, i, 0);
-        first = 0;
-    }
-    evbuffer_add(b, "],\"articlesCount\":", 18);
-    json_out_int(b, n ? db_int8(res, 0, 12) : 0);
-    evbuffer_add(b, "}", 1);
-    http_reply(c, 200, b);
+    cJSON_Delete(a->doc);
+    free(a->tags);
+    free(a);
 }
 
-/* {"article":{...}} with the body, from column 0..12. */
+static struct art_req *
+art_req_new(struct http_ctx *c)
+{
+    struct art_req *a = calloc(1, sizeof(*a));
+
+    if (!a) {
+        http_error(c, 503, "out of memory");
+        return NULL;
+    }
+    c->state = a;
+    c->state_free = art_req_free;
+    return a;
+}
+
+/* The caller as the viewer parameter: NULL when anonymous. */
+static const char *
+viewer_param(const struct http_ctx *c, char buf[24])
+{
+    return c->user_id ? api_itoa(c->user_id, buf) : NULL;
+}
+
+/*
+ * 23503 on a write by the caller: the row of the user the token names is
+ * gone (the article's own disappearance is a 404 the queries handle).
+ * 1 when answered.
+ */
+static int
+reply_caller_gone(struct http_ctx *c, enum db_status st, const PGresult *res)
+{
+    if (st != DB_SQL_ERROR || strcmp(db_sqlstate(res), "23503") != 0)
+        return 0;
+    http_error(c, 401, "token invalid: no such user");
+    return 1;
+}
+
+/*
+ * The failures sql/queries.sql calls safe to retry once: the rare slug race
+ * of article_insert / article_update and a deadlock between two tag
+ * rewrites.  Sends the query again and returns 1 when it did.
+ */
+static int
+retry_once(struct http_ctx *c, enum db_status st, const PGresult *res, db_cb cb)
+{
+    struct art_req *a = c->state;
+    const char *sqlstate, *constraint;
+
+    if (st != DB_SQL_ERROR || a->retried)
+        return 0;
+    sqlstate = db_sqlstate(res);
+    if (strcmp(sqlstate, "23505") == 0) {
+        constraint = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
+        if (!constraint || strcmp(constraint, "articles_slug_key") != 0)
+            return 0;
+    } else if (strcmp(sqlstate, "40P01") != 0) {
+        return 0;
+    }
+    if (http_gone(c)) {
+        http_error(c, 499, "client gone"); /* only frees: nobody to answer */
+        return 1;
+    }
+    a->retried = 1;
+    log_info("article write retried after %s", sqlstate);
+    api_query(c, a->q, a->params, cb);
+    return 1;
+}
+
+/* {"article":{... with body}} from row 0. */
 static void
 reply_article(struct http_ctx *c, int status, const PGresult *res)
 {
@@ -68,30 +138,129 @@ reply_article(struct http_ctx *c, int status, const PGresult *res)
     http_reply(c, status, b);
 }
 
-static void
-on_article(void *arg, enum db_status st, const PGresult *res)
+/*
+ * Could PostgreSQL refuse this tag name (tags_name_check: no control
+ * character)?  Depending on the database's locale, [[:cntrl:]] may also
+ * cover the C1 controls U+0080..U+009F and U+2028, U+2029, so those are
+ * refused too.  The 0x1f separator is one of the C0 controls.
+ */
+static int
+tag_has_control(const char *s)
 {
-    struct http_ctx *c = arg;
+    const unsigned char *p = (const unsigned char *)s;
 
-    if (api_db_failed(c, st, res))
-        return;
-    if (PQntuples(res) == 0) {
-        http_error(c, 404, "article not found");
-        return;
+    for (; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            return 1;
+        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+            return 1;
+        if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9))
+            return 1;
     }
-    reply_article(c, 200, res);
+    return 0;
 }
 
-static const char *
-viewer(struct http_ctx *c, char buf[24])
+static int
+blank(const char *s)
 {
-    return c->user_id ? api_itoa(c->user_id, buf) : NULL;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    return *s == '\0';
+}
+
+/*
+ * Reads the optional "tagList" into a->tags: the names joined by 0x1f
+ * ("" for an empty array), NULL when absent.  Sorting and duplicates are
+ * the query's business.  -1 after answering 422 (or 503).
+ */
+static int
+read_tags(struct http_ctx *c, const cJSON *obj, struct art_req *a)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(obj, "tagList");
+    const cJSON *t;
+    size_t total = 1, len = 0;
+
+    if (!list)
+        return 0;
+    if (!cJSON_IsArray(list)) {
+        http_error(c, 422, "tagList must be an array of strings");
+        return -1;
+    }
+    cJSON_ArrayForEach(t, list)
+    {
+        if (!cJSON_IsString(t) || !t->valuestring) {
+            http_error(c, 422, "tagList must be an array of strings");
+            return -1;
+        }
+        /* A lone surrogate escape decodes to bytes that are no UTF-8. */
+        if (!json_utf8_valid(t->valuestring, strlen(t->valuestring))) {
+            http_error(c, 422, "tagList must hold valid UTF-8");
+            return -1;
+        }
+        if (blank(t->valuestring)) {
+            http_error(c, 422, "tagList can't hold an empty tag");
+            return -1;
+        }
+        if (tag_has_control(t->valuestring)) {
+            http_error(c, 422, "tagList can't hold control characters");
+            return -1;
+        }
+        total += strlen(t->valuestring) + 1;
+    }
+    if (!(a->tags = malloc(total))) {
+        http_error(c, 503, "out of memory");
+        return -1;
+    }
+    cJSON_ArrayForEach(t, list)
+    {
+        size_t n = strlen(t->valuestring);
+        if (len > 0)
+            a->tags[len++] = '\x1f';
+        memcpy(a->tags + len, t->valuestring, n);
+        len += n;
+    }
+    a->tags[len] = '\0';
+    return 0;
 }
 
 /* ---------------------------------------------------------------- lists */
 
+/* {"articles":[...],"articlesCount":N} from a list result (no body). */
+static void
+on_list(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+    struct evbuffer *b;
+    int n, first = 1;
+
+    if (api_db_failed(c, st, res))
+        return;
+    n = PQntuples(res);
+    if (n == 0) {
+        /* Every variant returns at least the count row when given its shape. */
+        log_error("article list query returned no row (wrong variant for the filters?)");
+        http_error(c, 500, "internal error");
+        return;
+    }
+    b = worker_scratch(c->w);
+    evbuffer_add(b, "{\"articles\":[", 13);
+    for (int i = 0; i < n; i++) {
+        if (db_null(res, i, 0))
+            continue; /* the empty page's count-only row */
+        if (!first)
+            evbuffer_add(b, ",", 1);
+        api_article_object(b, res, i, 0);
+        first = 0;
+    }
+    evbuffer_add(b, "],\"articlesCount\":", 18);
+    json_out_int(b, db_int8(res, 0, COL_ARTICLES_COUNT));
+    evbuffer_add(b, "}", 1);
+    http_reply(c, 200, b);
+}
+
+/* limit and offset as the text parameters; -1 after a 422. */
 static int
-page_params(struct http_ctx *c, char limit[24], char offset[24])
+read_page(struct http_ctx *c, char limit[24], char offset[24])
 {
     long l, o;
 
@@ -103,314 +272,138 @@ page_params(struct http_ctx *c, char limit[24], char offset[24])
     return 0;
 }
 
-/* A filter value as given, or NULL; one that cannot match anything is "". */
-static const char *
-filter(struct http_ctx *c, const char *name)
+/*
+ * A filter argument: NULL when absent or empty (clients send "?tag=" for
+ * no tag).  -1 after a 422 for bytes PostgreSQL would refuse.
+ */
+static int
+read_filter(struct http_ctx *c, const char *name, const char **out)
 {
-    const char *v = http_query(c, name);
+    const char *s = http_query(c, name);
+    char msg[64];
 
-    if (!v)
-        return NULL;
-    /* Bytes PostgreSQL would refuse cannot name a tag or user: match nothing. */
-    if (!json_utf8_valid(v, strlen(v)))
-        return "";
-    return v;
+    *out = NULL;
+    if (!s || !*s)
+        return 0;
+    if (!json_utf8_valid(s, strlen(s))) {
+        snprintf(msg, sizeof(msg), "%s must be UTF-8 text", name);
+        http_error(c, 422, msg);
+        return -1;
+    }
+    *out = s;
+    return 0;
 }
 
 void
 api_articles_list(struct http_ctx *c)
 {
-    char limit[24], offset[24], who[24];
+    const char *tag, *author, *favorited;
+    char limit[24], offset[24], viewer[24];
     const char *params[6];
     enum sql_query_id q;
     int nfilters;
 
-    if (auth_caller(c, AUTH_OPTIONAL) < 0 || page_params(c, limit, offset) < 0)
+    if (auth_caller(c, AUTH_OPTIONAL) < 0 || read_page(c, limit, offset) < 0 ||
+        read_filter(c, "tag", &tag) < 0 || read_filter(c, "author", &author) < 0 ||
+        read_filter(c, "favorited", &favorited) < 0)
         return;
-    params[0] = filter(c, "tag");
-    params[1] = filter(c, "author");
-    params[2] = filter(c, "favorited");
-    params[3] = limit;
-    params[4] = offset;
-    params[5] = viewer(c, who);
-    nfilters = !!params[0] + !!params[1] + !!params[2];
+    /* One variant per filter shape (see the list notes in queries.sql). */
+    nfilters = !!tag + !!author + !!favorited;
     if (nfilters == 0)
         q = SQL_ARTICLES_LIST;
     else if (nfilters > 1)
         q = SQL_ARTICLES_LIST_FILTERED;
-    else if (params[0])
+    else if (tag)
         q = SQL_ARTICLES_LIST_TAG;
-    else if (params[1])
+    else if (author)
         q = SQL_ARTICLES_LIST_AUTHOR;
     else
         q = SQL_ARTICLES_LIST_FAVORITED;
+    params[0] = tag;
+    params[1] = author;
+    params[2] = favorited;
+    params[3] = limit;
+    params[4] = offset;
+    params[5] = viewer_param(c, viewer);
     api_query(c, q, params, on_list);
 }
 
 void
 api_articles_feed(struct http_ctx *c)
 {
-    char limit[24], offset[24], who[24];
+    char limit[24], offset[24], viewer[24];
     const char *params[3];
 
-    if (auth_caller(c, AUTH_REQUIRED) < 0 || page_params(c, limit, offset) < 0)
+    if (auth_caller(c, AUTH_REQUIRED) < 0 || read_page(c, limit, offset) < 0)
         return;
-    params[0] = viewer(c, who);
+    params[0] = api_itoa(c->user_id, viewer);
     params[1] = limit;
     params[2] = offset;
     api_query(c, SQL_ARTICLES_FEED, params, on_list);
 }
 
-void
-api_article_get(struct http_ctx *c)
-{
-    char who[24];
-    const char *params[2];
+/* ---------------------------------------------------------------- one article */
 
-    if (auth_caller(c, AUTH_OPTIONAL) < 0)
-        return;
-    params[0] = http_param(c, 0, NULL);
-    params[1] = viewer(c, who);
-    api_query(c, SQL_ARTICLE_GET, params, on_article);
-}
-
-/* ---------------------------------------------------------------- writes */
-
-/* A write's body, kept while its query runs (a slug retry resends it). */
-struct article_req {
-    cJSON *doc;
-    const char *title, *description, *body;
-    char *tags; /* 0x1f-joined; NULL when not given */
-    char slug[SLUG_MAX_LEN + 1];
-    int has_slug;
-    int retried;
-};
-
+/* article_get, favorite, unfavorite: zero rows is a 404. */
 static void
-article_req_free(void *p)
-{
-    struct article_req *a = p;
-
-    cJSON_Delete(a->doc);
-    free(a->tags);
-    free(a);
-}
-
-/*
- * tagList: an array of non-empty strings, joined with 0x1f for the query
- * (which sorts and dedupes).  -1 after a 422.
- */
-static int
-read_tags(struct http_ctx *c, const cJSON *o, struct article_req *a)
-{
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(o, "tagList");
-    const cJSON *t;
-    size_t len = 0;
-    int n = 0;
-
-    if (!list || cJSON_IsNull(list))
-        return 0;
-    if (!cJSON_IsArray(list)) {
-        http_error(c, 422, "tagList must be an array of strings");
-        return -1;
-    }
-    cJSON_ArrayForEach(t, list)
-    {
-        const char *s = cJSON_GetStringValue(t);
-        size_t tl = s ? strlen(s) : 0;
-        if (!s || tl == 0 || tl > TAG_MAX || strchr(s, '\x1f') || !json_utf8_valid(s, tl)) {
-            http_error(c, 422, "tagList must hold non-empty strings of at most 64 bytes");
-            return -1;
-        }
-        if (++n > TAGS_MAX) {
-            http_error(c, 422, "tagList may hold at most 32 tags");
-            return -1;
-        }
-        len += tl + 1;
-    }
-    a->tags = calloc(1, len + 1);
-    if (!a->tags) {
-        http_error(c, 503, "out of memory");
-        return -1;
-    }
-    n = 0;
-    cJSON_ArrayForEach(t, list)
-    {
-        if (n++)
-            strcat(a->tags, "\x1f");
-        strcat(a->tags, t->valuestring);
-    }
-    return 0;
-}
-
-static struct article_req *
-article_req_new(struct http_ctx *c, const cJSON **o)
-{
-    struct article_req *a = calloc(1, sizeof(*a));
-
-    if (!a) {
-        http_error(c, 503, "out of memory");
-        return NULL;
-    }
-    c->state = a;
-    c->state_free = article_req_free;
-    *o = reqbody_object(c, "article", &a->doc);
-    return *o ? a : NULL;
-}
-
-static int
-make_slug(struct http_ctx *c, struct article_req *a)
-{
-    if (slug_from_title(a->title, strlen(a->title), a->slug, sizeof(a->slug)) == 0) {
-        http_error(c, 422, "title must contain a letter or a digit");
-        return -1;
-    }
-    a->has_slug = 1;
-    return 0;
-}
-
-static int
-slug_conflict(enum db_status st, const PGresult *res)
-{
-    const char *k;
-
-    if (st != DB_SQL_ERROR)
-        return 0;
-    if (strcmp(db_sqlstate(res), "40P01") == 0)
-        return 1; /* deadlock between tag rewrites: safe to retry */
-    k = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
-    return strcmp(db_sqlstate(res), "23505") == 0 && k && strcmp(k, "articles_slug_key") == 0;
-}
-
-static void send_insert(struct http_ctx *c);
-
-static void
-on_inserted(void *arg, enum db_status st, const PGresult *res)
+on_article(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
-    struct article_req *a = c->state;
 
-    if (slug_conflict(st, res) && !a->retried) {
-        a->retried = 1;
-        send_insert(c);
-        return;
-    }
-    if (api_db_failed(c, st, res))
-        return;
-    reply_article(c, 201, res);
-}
-
-static void
-send_insert(struct http_ctx *c)
-{
-    struct article_req *a = c->state;
-    char who[24];
-    const char *params[6];
-
-    params[0] = viewer(c, who);
-    params[1] = a->slug;
-    params[2] = a->title;
-    params[3] = a->description;
-    params[4] = a->body;
-    params[5] = a->tags;
-    api_query(c, SQL_ARTICLE_INSERT, params, on_inserted);
-}
-
-void
-api_article_create(struct http_ctx *c)
-{
-    const int need = REQBODY_REQUIRED | REQBODY_NONEMPTY;
-    struct article_req *a;
-    const cJSON *o;
-
-    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(a = article_req_new(c, &o)))
-        return;
-    if (reqbody_string(c, o, "title", need, &a->title, NULL) < 0 ||
-        reqbody_string(c, o, "description", need, &a->description, NULL) < 0 ||
-        reqbody_string(c, o, "body", need, &a->body, NULL) < 0 || read_tags(c, o, a) < 0 ||
-        make_slug(c, a) < 0)
-        return;
-    send_insert(c);
-}
-
-static void send_update(struct http_ctx *c);
-
-static void
-on_updated(void *arg, enum db_status st, const PGresult *res)
-{
-    struct http_ctx *c = arg;
-    struct article_req *a = c->state;
-
-    if (slug_conflict(st, res) && !a->retried) {
-        a->retried = 1;
-        send_update(c);
-        return;
-    }
-    if (api_db_failed(c, st, res))
+    if (reply_caller_gone(c, st, res) || api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
         http_error(c, 404, "article not found");
-        return;
-    }
-    if (!db_bool(res, 0, 13)) {
-        http_error(c, 403, "article: only its author may change it");
         return;
     }
     reply_article(c, 200, res);
 }
 
 static void
-send_update(struct http_ctx *c)
+send_slug_query(struct http_ctx *c, enum sql_query_id q, enum auth_need need, db_cb cb)
 {
-    struct article_req *a = c->state;
-    char who[24];
-    const char *params[7];
+    char viewer[24];
+    const char *params[2];
 
+    if (auth_caller(c, need) < 0)
+        return;
     params[0] = http_param(c, 0, NULL);
-    params[1] = viewer(c, who);
-    params[2] = a->has_slug ? a->slug : NULL;
-    params[3] = a->title;
-    params[4] = a->description;
-    params[5] = a->body;
-    params[6] = a->tags;
-    api_query(c, SQL_ARTICLE_UPDATE, params, on_updated);
+    params[1] = viewer_param(c, viewer);
+    api_query(c, q, params, cb);
 }
 
 void
-api_article_update(struct http_ctx *c)
+api_article_get(struct http_ctx *c)
 {
-    const int given = REQBODY_NONEMPTY;
-    struct article_req *a;
-    const cJSON *o;
-    int has_title, has_description, has_body;
-
-    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(a = article_req_new(c, &o)))
-        return;
-    if (reqbody_string(c, o, "title", given, &a->title, &has_title) < 0 ||
-        reqbody_string(c, o, "description", given, &a->description, &has_description) < 0 ||
-        reqbody_string(c, o, "body", given, &a->body, &has_body) < 0 || read_tags(c, o, a) < 0)
-        return;
-    if (!has_title && !has_description && !has_body &&
-        !cJSON_GetObjectItemCaseSensitive(o, "tagList")) {
-        http_error(c, 422, "article must have at least one of title, description, body, tagList");
-        return;
-    }
-    /* An explicit empty tagList removes every tag. */
-    if (!a->tags && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "tagList")) &&
-        !(a->tags = calloc(1, 1))) {
-        http_error(c, 503, "out of memory");
-        return;
-    }
-    if (a->title && make_slug(c, a) < 0)
-        return;
-    send_update(c);
+    send_slug_query(c, SQL_ARTICLE_GET, AUTH_OPTIONAL, on_article);
 }
 
+void
+api_article_favorite(struct http_ctx *c)
+{
+    send_slug_query(c, SQL_FAVORITE, AUTH_REQUIRED, on_article);
+}
+
+void
+api_article_unfavorite(struct http_ctx *c)
+{
+    send_slug_query(c, SQL_UNFAVORITE, AUTH_REQUIRED, on_article);
+}
+
+/* article_delete: zero rows 404; column 0 is_author, false 403. */
 static void
 on_deleted(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
 
+    /* A delete may lose a deadlock against a concurrent write: once more. */
+    if (st == DB_SQL_ERROR && strcmp(db_sqlstate(res), "40P01") == 0 && !c->state) {
+        char who[24];
+        const char *params[2] = {http_param(c, 0, NULL), viewer(c, who)};
+        c->state = c; /* marks the retry; nothing to free */
+        api_query(c, SQL_ARTICLE_DELETE, params, on_deleted);
+        return;
+    }
     if (api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
@@ -418,39 +411,114 @@ on_deleted(void *arg, enum db_status st, const PGresult *res)
         return;
     }
     if (!db_bool(res, 0, 0)) {
-        http_error(c, 403, "article: only its author may delete it");
+        http_error(c, 403, "article is not yours to delete");
         return;
     }
     http_reply(c, 204, NULL);
 }
 
-static void
-slug_and_caller(struct http_ctx *c, enum sql_query_id q, db_cb cb)
-{
-    char who[24];
-    const char *params[2];
-
-    if (auth_caller(c, AUTH_REQUIRED) < 0)
-        return;
-    params[0] = http_param(c, 0, NULL);
-    params[1] = viewer(c, who);
-    api_query(c, q, params, cb);
-}
-
 void
 api_article_delete(struct http_ctx *c)
 {
-    slug_and_caller(c, SQL_ARTICLE_DELETE, on_deleted);
+    send_slug_query(c, SQL_ARTICLE_DELETE, AUTH_REQUIRED, on_deleted);
+}
+
+/* ---------------------------------------------------------------- create */
+
+static void
+on_created(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+
+    if (retry_once(c, st, res, on_created) || reply_caller_gone(c, st, res) ||
+        api_db_failed(c, st, res))
+        return;
+    if (PQntuples(res) == 0) {
+        /* The insert happened but the author's row was not found: gone. */
+        http_error(c, 401, "token invalid: no such user");
+        return;
+    }
+    reply_article(c, 201, res);
 }
 
 void
-api_article_favorite(struct http_ctx *c)
+api_article_create(struct http_ctx *c)
 {
-    slug_and_caller(c, SQL_FAVORITE, on_article);
+    struct art_req *a;
+    const cJSON *o;
+    const char *title, *description, *body;
+    const int need = REQBODY_REQUIRED | REQBODY_NONEMPTY;
+
+    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(a = art_req_new(c)) ||
+        !(o = reqbody_object(c, "article", &a->doc)))
+        return;
+    if (reqbody_string(c, o, "title", need, &title, NULL) < 0 ||
+        reqbody_string(c, o, "description", need, &description, NULL) < 0 ||
+        reqbody_string(c, o, "body", need, &body, NULL) < 0 || read_tags(c, o, a) < 0)
+        return;
+    /* Only the base: the query adds the suffix when the base is taken. */
+    slug_from_title(title, strlen(title), a->base, sizeof(a->base));
+    a->q = SQL_ARTICLE_INSERT;
+    a->params[0] = api_itoa(c->user_id, a->viewer);
+    a->params[1] = a->base;
+    a->params[2] = title;
+    a->params[3] = description;
+    a->params[4] = body;
+    a->params[5] = a->tags;
+    api_query(c, a->q, a->params, on_created);
+}
+
+/* ---------------------------------------------------------------- update */
+
+static void
+on_updated(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+
+    if (retry_once(c, st, res, on_updated) || api_db_failed(c, st, res))
+        return;
+    if (PQntuples(res) == 0) {
+        http_error(c, 404, "article not found");
+        return;
+    }
+    if (!db_bool(res, 0, COL_IS_AUTHOR)) {
+        http_error(c, 403, "article is not yours to edit");
+        return;
+    }
+    reply_article(c, 200, res);
 }
 
 void
-api_article_unfavorite(struct http_ctx *c)
+api_article_update(struct http_ctx *c)
 {
-    slug_and_caller(c, SQL_UNFAVORITE, on_article);
+    struct art_req *a;
+    const cJSON *o;
+    const char *title, *description, *body;
+    int has_title, has_description, has_body;
+
+    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(a = art_req_new(c)) ||
+        !(o = reqbody_object(c, "article", &a->doc)))
+        return;
+    if (reqbody_string(c, o, "title", REQBODY_NONEMPTY, &title, &has_title) < 0 ||
+        reqbody_string(c, o, "description", REQBODY_NONEMPTY, &description, &has_description) <
+            0 ||
+        reqbody_string(c, o, "body", REQBODY_NONEMPTY, &body, &has_body) < 0 ||
+        read_tags(c, o, a) < 0)
+        return;
+    if (!has_title && !has_description && !has_body && !a->tags) {
+        http_error(c, 422, "article must have at least one of title, description, body, tagList");
+        return;
+    }
+    /* A new title makes a new slug; the query keeps the old one if equal. */
+    if (title)
+        slug_from_title(title, strlen(title), a->base, sizeof(a->base));
+    a->q = SQL_ARTICLE_UPDATE;
+    a->params[0] = http_param(c, 0, NULL);
+    a->params[1] = api_itoa(c->user_id, a->viewer);
+    a->params[2] = title ? a->base : NULL;
+    a->params[3] = title;
+    a->params[4] = description;
+    a->params[5] = body;
+    a->params[6] = a->tags;
+    api_query(c, a->q, a->params, on_updated);
 }
