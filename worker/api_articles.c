@@ -15,6 +15,7 @@
 
 #include <event2/buffer.h>
 
+#include "common/json_out.h"
 #include "common/log.h"
 #include "common/slug.h"
 #include "common/utf8.h"
@@ -399,7 +400,7 @@ on_deleted(void *arg, enum db_status st, const PGresult *res)
     /* A delete may lose a deadlock against a concurrent write: once more. */
     if (st == DB_SQL_ERROR && strcmp(db_sqlstate(res), "40P01") == 0 && !c->state) {
         char who[24];
-        const char *params[2] = {http_param(c, 0, NULL), viewer(c, who)};
+        const char *params[2] = {http_param(c, 0, NULL), viewer_param(c, who)};
         c->state = c; /* marks the retry; nothing to free */
         api_query(c, SQL_ARTICLE_DELETE, params, on_deleted);
         return;
