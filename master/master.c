@@ -322,6 +322,28 @@ current_generation_ready(int *nready)
     return ready >= M.target;
 }
 
+/*
+ * PostgreSQL needs a connection per worker and pool slot, in every
+ * instance: print the sum, and warn when it alone nears PostgreSQL's
+ * default max_connections (100, 3 of them reserved for superusers), the
+ * "too many clients" trap of pre-fork servers (PITFALLS.md, "Sizing").
+ * The master holds no connection, so it cannot read the real setting.
+ */
+#define PG_DEFAULT_USABLE_CONNECTIONS 97
+
+static void
+log_db_sizing(int workers)
+{
+    int total = workers * M.cfg.pool;
+
+    log_notice("PostgreSQL connections: %d worker(s) x pool %d = %d (more during a reload)",
+               workers, M.cfg.pool, total);
+    if (total > PG_DEFAULT_USABLE_CONNECTIONS * 3 / 4)
+        log_warning("%d connections is near or past PostgreSQL's default max_connections "
+                    "(100): raise it, or lower workers or pool",
+                    total);
+}
+
 /* Once the new generation serves, the old ones are asked to drain. */
 static void
 retire_old_generations(void)
@@ -383,6 +405,7 @@ tick(void)
             M.reloading = 0;
             retire_old_generations();
             log_notice("reload complete: generation %d, %d worker(s)", M.generation, nready);
+            log_db_sizing(nready);
         }
     } else if (M.reloading && now - M.reload_started_ms > RELOAD_WAIT_MS && nready > 0) {
         M.reloading = 0;
@@ -619,6 +642,7 @@ master_run(void)
     log_listeners(&M.ls);
     log_notice("conduitd %s starting %d worker(s)%s", VERSION, M.target,
                M.cfg.reuseport ? ", each with its own SO_REUSEPORT socket" : "");
+    log_db_sizing(M.target);
 
     while (M.stopping == RUNNING || live_procs() > 0) {
         struct pollfd pfd = {.fd = M.sigpipe[0], .events = POLLIN};

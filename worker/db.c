@@ -155,8 +155,21 @@ conn_broken(struct conn *c, const char *why)
     struct db_pool *p = c->pool;
     struct timeval tv;
 
-    if (c->state >= CONN_IDLE || c->was_up || !p->outage_logged)
+    if (c->state >= CONN_IDLE || c->was_up || !p->outage_logged) {
         log_warning("database connection %d: %s; reconnecting", c->id, why);
+        if (strstr(why, "too many clients"))
+            log_warning("PostgreSQL's max_connections is too low for workers x pool (x "
+                        "instances): raise it, or lower workers or pool");
+        /*
+         * A server that was never reached fails every connection at every
+         * retry: say it once per pool, not once per connection and retry.
+         */
+        if (c->state < CONN_IDLE && !c->was_up && p->ready == 0 && !p->outage_logged) {
+            log_error("cannot reach PostgreSQL: requests get 503 until it answers (retrying "
+                      "with backoff)");
+            p->outage_logged = 1;
+        }
+    }
     if (c->state >= CONN_IDLE) {
         p->ready--;
         if (p->ready == 0) {
