@@ -47,6 +47,10 @@ struct config {
     int pool;
     int pool_queue;
 
+    int cache;
+    int cache_size;
+    int cache_sync;
+
     char *jwt_secret;
     int jwt_lifetime;
     int bcrypt_cost;
@@ -54,16 +58,23 @@ struct config {
     int dev;
 };
 
-enum config_type { CONFIG_INT, CONFIG_BOOL, CONFIG_STRING, CONFIG_LIST, CONFIG_LOGLEVEL, CONFIG_WORKERS };
+enum config_type {
+    CONFIG_INT,
+    CONFIG_BOOL,
+    CONFIG_STRING,
+    CONFIG_LIST,
+    CONFIG_LOGLEVEL,
+    CONFIG_WORKERS
+};
 
 struct config_key {
     const char *name;
     enum config_type type;
     size_t offset;
-    long min, max;          /* bounds for integers */
-    const char *defval;     /* as it would be written in the file; NULL = unset */
-    int reloadable;         /* does HUP apply a change? */
-    int secret;             /* never printed */
+    long min, max;      /* bounds for integers */
+    const char *defval; /* as it would be written in the file; NULL = unset */
+    int reloadable;     /* does HUP apply a change? */
+    int secret;         /* never printed */
     const char *help;
 };
 

@@ -41,6 +41,9 @@ scoreboard_claim(struct scoreboard *sb, int index, int64_t now_ms)
         atomic_store(&s->in_flight, 0);
         atomic_store(&s->queued, 0);
         atomic_store(&s->connections, 0);
+        atomic_store(&s->cache_hits, 0);
+        atomic_store(&s->cache_misses, 0);
+        atomic_store(&s->cache_invalidations, 0);
         atomic_store(&s->state, SLOT_STARTING);
         return i;
     }

@@ -31,8 +31,12 @@ struct worker_slot {
     _Atomic int64_t in_flight;    /* requests received, not yet answered */
     _Atomic int64_t queued;       /* requests waiting for a database connection */
     _Atomic int64_t connections;  /* open client connections */
-    char pad[128 - 6 * 8 - 3 * 4 - 4];
+    _Atomic uint64_t cache_hits;  /* worker/cache.h */
+    _Atomic uint64_t cache_misses;
+    _Atomic uint64_t cache_invalidations;
+    char pad[128 - 9 * 8 - 3 * 4 - 4];
 };
+_Static_assert(sizeof(struct worker_slot) == 128, "a slot is two cache lines");
 
 struct scoreboard {
     struct worker_slot slots[SCOREBOARD_SLOTS];

@@ -66,7 +66,7 @@ static struct master {
     int reloading;
     int64_t reload_started_ms;
     enum stop_mode stopping;
-    int fatal; /* a worker exited with WORKER_EXIT_FATAL: no respawn until HUP */
+    int fatal;   /* a worker exited with WORKER_EXIT_FATAL: no respawn until HUP */
     int started; /* the first generation was ready once */
     int64_t crashes[CRASH_LIMIT];
     int ncrashes;
@@ -164,8 +164,7 @@ spawn(int index)
     pid_t pid;
 
     if (!p || (slot = scoreboard_claim(M.sb, index, now)) < 0) {
-        log_error("cannot start worker %d: no free slot (%d processes alive)", index,
-                  live_procs());
+        log_error("cannot start worker %d: no free slot (%d processes alive)", index, live_procs());
         return -1;
     }
     /* Blocked until the child has reset its handlers: none may fire into our pipe. */
@@ -207,8 +206,7 @@ stop_proc(struct worker_proc *p, int sig, int64_t deadline_ms)
     int64_t now = scoreboard_now_ms();
 
     if (kill(p->pid, sig) < 0 && errno != ESRCH)
-        log_warning("cannot signal worker %d (pid %d): %s", p->index, (int)p->pid,
-                    strerror(errno));
+        log_warning("cannot signal worker %d (pid %d): %s", p->index, (int)p->pid, strerror(errno));
     p->stopping = 1;
     if (!p->kill_at_ms || now + deadline_ms < p->kill_at_ms)
         p->kill_at_ms = now + deadline_ms;
@@ -334,10 +332,11 @@ current_generation_ready(int *nready)
 static void
 log_db_sizing(int workers)
 {
-    int total = workers * M.cfg.pool;
+    int listen = M.cfg.cache && M.cfg.cache_sync; /* cache_sync.c's connection */
+    int total = workers * (M.cfg.pool + listen);
 
-    log_notice("PostgreSQL connections: %d worker(s) x pool %d = %d (more during a reload)",
-               workers, M.cfg.pool, total);
+    log_notice("PostgreSQL connections: %d worker(s) x (pool %d%s) = %d (more during a reload)",
+               workers, M.cfg.pool, listen ? " + 1 cache listener" : "", total);
     if (total > PG_DEFAULT_USABLE_CONNECTIONS * 3 / 4)
         log_warning("%d connections is near or past PostgreSQL's default max_connections "
                     "(100): raise it, or lower workers or pool",
@@ -514,8 +513,7 @@ set_target(int n)
         M.target--;
         for (int i = 0; i < MAX_PROCS; i++) {
             struct worker_proc *p = &M.procs[i];
-            if (p->pid && !p->stopping && p->generation == M.generation &&
-                p->index == M.target)
+            if (p->pid && !p->stopping && p->generation == M.generation && p->index == M.target)
                 stop_proc(p, SIGTERM, graceful);
         }
     }

@@ -30,6 +30,9 @@ enum {
     OPT_DB,
     OPT_POOL,
     OPT_POOL_QUEUE,
+    OPT_CACHE,
+    OPT_CACHE_SIZE,
+    OPT_CACHE_SYNC,
     OPT_JWT_LIFETIME,
     OPT_BCRYPT_COST,
     OPT_BCRYPT_THREADS,
@@ -61,6 +64,9 @@ static const struct option long_options[] = {
     {"db", required_argument, NULL, OPT_DB},
     {"pool", required_argument, NULL, OPT_POOL},
     {"pool-queue", required_argument, NULL, OPT_POOL_QUEUE},
+    {"cache", required_argument, NULL, OPT_CACHE},
+    {"cache-size", required_argument, NULL, OPT_CACHE_SIZE},
+    {"cache-sync", required_argument, NULL, OPT_CACHE_SYNC},
     {"jwt-lifetime", required_argument, NULL, OPT_JWT_LIFETIME},
     {"bcrypt-cost", required_argument, NULL, OPT_BCRYPT_COST},
     {"bcrypt-threads", required_argument, NULL, OPT_BCRYPT_THREADS},
@@ -69,7 +75,10 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Which config key each flag sets; a boolean flag sets "yes". */
+/*
+ * Which config key each flag sets.  A flag without a value (a boolean such
+ * as --reuseport) sets "yes"; --cache and --cache-sync take on or off.
+ */
 static const struct {
     int opt;
     const char *key;
@@ -92,6 +101,9 @@ static const struct {
     {OPT_DB, "db"},
     {OPT_POOL, "pool"},
     {OPT_POOL_QUEUE, "pool_queue"},
+    {OPT_CACHE, "cache"},
+    {OPT_CACHE_SIZE, "cache_size"},
+    {OPT_CACHE_SYNC, "cache_sync"},
     {OPT_JWT_LIFETIME, "jwt_lifetime"},
     {OPT_BCRYPT_COST, "bcrypt_cost"},
     {OPT_BCRYPT_THREADS, "bcrypt_threads"},
@@ -190,8 +202,7 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
         }
         const struct config_key *k = config_find(key);
         o->overrides[o->noverrides].key = k->name;
-        o->overrides[o->noverrides].value =
-            strdup(optarg != NULL && k->type != CONFIG_BOOL ? optarg : "yes");
+        o->overrides[o->noverrides].value = strdup(optarg != NULL ? optarg : "yes");
         if (o->overrides[o->noverrides].value == NULL)
             goto oom;
         o->noverrides++;
@@ -325,6 +336,9 @@ options_usage(FILE *out)
           "      --db CONNINFO       PostgreSQL connection string\n"
           "      --pool K            database connections per worker (4)\n"
           "      --pool-queue N      requests waiting for a connection per worker (1024)\n"
+          "      --cache on|off      per-worker cache of users, profiles, tags (off)\n"
+          "      --cache-size N      entries per worker cache (10000)\n"
+          "      --cache-sync on|off coherence through LISTEN/NOTIFY (on)\n"
           "      --jwt-lifetime S    token lifetime in seconds (2592000)\n"
           "      --bcrypt-cost N     bcrypt cost (10)\n"
           "      --bcrypt-threads N  hashing threads per worker (2)\n"

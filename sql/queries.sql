@@ -118,10 +118,31 @@ UPDATE users
 RETURNING id, username, email, bio, image;
 
 -- name: profile_get
--- $1 username text, $2 viewer int8.  -> zero rows (404) or one profile row.
+-- $1 username text, $2 viewer int8.  -> zero rows (404) or one profile row,
+-- then 4 id int8 (the cache keeps it to answer "following" from the
+-- viewer's followees).
 SELECT u.username, u.bio, u.image,
        EXISTS (SELECT 1 FROM follows f
-                WHERE f.follower_id = $2::int8 AND f.followee_id = u.id) AS following
+                WHERE f.follower_id = $2::int8 AND f.followee_id = u.id) AS following,
+       u.id
+  FROM users u
+ WHERE u.username = $1::text;
+
+-- name: profile_followees
+-- $1 username text, $2 viewer int8 (required), $3 most int8.  The cache's
+-- profile_get: one round trip fills both the profile and the viewer's
+-- followees.  -> zero rows (404) or one row: profile columns, 4 id int8,
+-- 5 followees text: the ids the viewer follows joined by ',' ('' for
+-- none), NULL when there are more than $3 (too many to keep).
+SELECT u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows f
+                WHERE f.follower_id = $2::int8 AND f.followee_id = u.id) AS following,
+       u.id,
+       (SELECT CASE WHEN count(*) > $3::int8 THEN NULL
+                    ELSE coalesce(string_agg(x.followee_id::text, ','), '') END
+          FROM (SELECT followee_id FROM follows
+                 WHERE follower_id = $2::int8
+                 LIMIT $3::int8 + 1) x) AS followees
   FROM users u
  WHERE u.username = $1::text;
 

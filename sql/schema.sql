@@ -490,7 +490,76 @@ BEGIN
      WHERE t.id = t2.id AND t.article_count <> coalesce(c.n, 0);
     GET DIAGNOSTICS k = ROW_COUNT; fixed := fixed + k;
 
+    -- Counters changed behind the triggers' back (the tag list's order, for
+    -- one): every worker cache drops everything.
+    IF fixed > 0 THEN
+        PERFORM pg_notify('conduit_cache',
+                          (extract(epoch FROM clock_timestamp()) * 1000000)::int8 || ' *');
+    END IF;
     RETURN fixed;
+END
+$fn$;
+
+-- ===================================================================
+-- Cache notifications
+-- ===================================================================
+-- conduitd workers started with --cache on keep users, profiles, the
+-- followees of a user and the tag list in memory (worker/cache.h).  Every
+-- write that changes one of those sends its key on channel conduit_cache,
+-- from the triggers below, inside the writing transaction: PostgreSQL
+-- delivers it on commit, and never for a write that rolled back.  Each
+-- worker LISTENs and drops the key (worker/cache_sync.c).
+-- Payload: "<microseconds since 1970 at the write> <key>" (the worker
+-- measures the delivery delay from it).  Keys: u:<user id>, p:<username>,
+-- f:<follower id>, tags; "*" means everything.
+-- Only sessions with conduit.cache_notify = on send them (conduitd sets it
+-- on its pool connections when --cache and --cache-sync are on), so a
+-- deployment without caches pays nothing.  Every instance writing to one
+-- database must then run with the same cache settings.
+CREATE FUNCTION conduit_cache_notify(key text) RETURNS void
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF current_setting('conduit.cache_notify', true) = 'on' THEN
+        -- A payload must stay under 8000 bytes: a key too long for it
+        -- (usernames are at most 64 bytes through the API) drops everything.
+        IF octet_length(key) > 4000 THEN
+            key := '*';
+        END IF;
+        PERFORM pg_notify('conduit_cache',
+                          (extract(epoch FROM clock_timestamp()) * 1000000)::int8 || ' ' || key);
+    END IF;
+END
+$fn$;
+
+CREATE FUNCTION conduit_cache_users() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM conduit_cache_notify('u:' || OLD.id);
+    PERFORM conduit_cache_notify('p:' || OLD.username);
+    IF NEW.username IS DISTINCT FROM OLD.username THEN
+        PERFORM conduit_cache_notify('p:' || NEW.username);
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION conduit_cache_follows() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        PERFORM conduit_cache_notify('f:' || OLD.follower_id);
+    ELSE
+        PERFORM conduit_cache_notify('f:' || NEW.follower_id);
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION conduit_cache_tags() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM conduit_cache_notify('tags');
+    RETURN NULL;
 END
 $fn$;
 
@@ -596,6 +665,22 @@ CREATE TRIGGER zz_favorites_del
 CREATE TRIGGER zz_favorites_upd
     AFTER UPDATE OF user_id, article_id ON favorites
     FOR EACH ROW EXECUTE FUNCTION conduit_favorites_upd();
+-- Cache notifications (see "Cache notifications" above).  A user's counters
+-- change with every article and favorite: only the columns a cache holds
+-- make a notification.  The tag list is ordered by use, so every change of
+-- a tag's count is one.
+CREATE TRIGGER conduit_cache_users
+    AFTER UPDATE OF username, email, bio, image ON users
+    FOR EACH ROW
+    WHEN (OLD.username IS DISTINCT FROM NEW.username OR OLD.email IS DISTINCT FROM NEW.email
+          OR OLD.bio IS DISTINCT FROM NEW.bio OR OLD.image IS DISTINCT FROM NEW.image)
+    EXECUTE FUNCTION conduit_cache_users();
+CREATE TRIGGER conduit_cache_follows
+    AFTER INSERT OR DELETE ON follows
+    FOR EACH ROW EXECUTE FUNCTION conduit_cache_follows();
+CREATE TRIGGER conduit_cache_tags
+    AFTER INSERT OR DELETE OR UPDATE OF name, article_count ON tags
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_cache_tags();
 
 ANALYZE users, articles, tags, article_tags, favorites, follows, comments, article_count_stripes;
 

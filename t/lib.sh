@@ -82,6 +82,12 @@ stop_pid() {
 }
 
 cleanup() {
+    # EXTRA_PIDS: more masters a test started (and their workers).
+    for _x in ${EXTRA_PIDS:-}; do
+        for _w in $(cat /proc/"$_x"/task/*/children 2>/dev/null); do kill -KILL "$_w" 2>/dev/null; done
+        stop_pid "$_x"
+    done
+    EXTRA_PIDS=
     if [ -n "$CONDUITD_PID" ]; then
         # Workers of a master killed with -9 would be orphans: take them too.
         for _w in $(worker_pids 2>/dev/null); do kill -KILL "$_w" 2>/dev/null; done

@@ -65,6 +65,14 @@ api_timestamp(struct evbuffer *b, const PGresult *r, int row, int col)
 void
 api_profile_object(struct evbuffer *b, const PGresult *r, int row, int col)
 {
+    api_profile_head(b, r, row, col);
+    json_out_bool(b, db_bool(r, row, col + 3));
+    evbuffer_add(b, "}", 1);
+}
+
+void
+api_profile_head(struct evbuffer *b, const PGresult *r, int row, int col)
+{
     evbuffer_add(b, "{\"username\":", 12);
     api_text_or_null(b, r, row, col);
     evbuffer_add(b, ",\"bio\":", 7);
@@ -72,8 +80,6 @@ api_profile_object(struct evbuffer *b, const PGresult *r, int row, int col)
     evbuffer_add(b, ",\"image\":", 9);
     api_text_or_null(b, r, row, col + 2);
     evbuffer_add(b, ",\"following\":", 13);
-    json_out_bool(b, db_bool(r, row, col + 3));
-    evbuffer_add(b, "}", 1);
 }
 
 /* tag_list is the sorted tags joined by 0x1f; "" when there is none. */

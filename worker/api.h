@@ -62,6 +62,8 @@ void api_timestamp(struct evbuffer *b, const PGresult *r, int row, int col);
 
 /* {"username":..,"bio":..,"image":..,"following":..} from four columns. */
 void api_profile_object(struct evbuffer *b, const PGresult *r, int row, int col);
+/* The same up to and with "following": (the cache keeps this part). */
+void api_profile_head(struct evbuffer *b, const PGresult *r, int row, int col);
 
 /* An article object (columns 0..11, and 12 body when with_body). */
 void api_article_object(struct evbuffer *b, const PGresult *r, int row, int with_body);

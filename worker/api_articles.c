@@ -21,6 +21,7 @@
 #include "common/utf8.h"
 #include "worker/api.h"
 #include "worker/auth.h"
+#include "worker/cache.h"
 #include "worker/http.h"
 #include "worker/reqbody.h"
 #include "worker/worker.h"
@@ -42,8 +43,8 @@
 
 /* What an article write carries between its query and a retry of it. */
 struct art_req {
-    cJSON *doc;  /* the parsed body; title, description, body point into it */
-    char *tags;  /* tagList joined by 0x1f; NULL when not given */
+    cJSON *doc; /* the parsed body; title, description, body point into it */
+    char *tags; /* tagList joined by 0x1f; NULL when not given */
     char base[SLUG_MAX_BASE + 1];
     char viewer[24];
     const char *params[NPARAMS_MAX];
@@ -125,6 +126,19 @@ retry_once(struct http_ctx *c, enum db_status st, const PGresult *res, db_cb cb)
     log_info("article write retried after %s", sqlstate);
     api_query(c, a->q, a->params, cb);
     return 1;
+}
+
+/*
+ * An article write may change the tag list (its counts order it): this
+ * worker forgets its copy at once; the others hear it from PostgreSQL.
+ */
+static void
+drop_cached_tags(struct http_ctx *c)
+{
+    struct cache *k = worker_cache(c->w);
+
+    if (k)
+        cache_drop(k, CACHE_KEY_TAGS);
 }
 
 /* {"article":{... with body}} from row 0. */
@@ -415,6 +429,7 @@ on_deleted(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 403, "article is not yours to delete");
         return;
     }
+    drop_cached_tags(c);
     http_reply(c, 204, NULL);
 }
 
@@ -439,6 +454,7 @@ on_created(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 401, "token invalid: no such user");
         return;
     }
+    drop_cached_tags(c);
     reply_article(c, 201, res);
 }
 
@@ -486,6 +502,7 @@ on_updated(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 403, "article is not yours to edit");
         return;
     }
+    drop_cached_tags(c);
     reply_article(c, 200, res);
 }
 
@@ -501,8 +518,7 @@ api_article_update(struct http_ctx *c)
         !(o = reqbody_object(c, "article", &a->doc)))
         return;
     if (reqbody_string(c, o, "title", REQBODY_NONEMPTY, &title, &has_title) < 0 ||
-        reqbody_string(c, o, "description", REQBODY_NONEMPTY, &description, &has_description) <
-            0 ||
+        reqbody_string(c, o, "description", REQBODY_NONEMPTY, &description, &has_description) < 0 ||
         reqbody_string(c, o, "body", REQBODY_NONEMPTY, &body, &has_body) < 0 ||
         read_tags(c, o, a) < 0)
         return;

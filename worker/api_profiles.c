@@ -1,14 +1,33 @@
 /*
  * api_profiles: GET /api/profiles/:username, and follow / unfollow.
+ *
+ * With the cache on (worker/cache.h), a profile is answered from two
+ * entries: p:<username> (the user's id, then the profile's JSON up to
+ * "following":) and, for a signed-in viewer, f:<viewer> (the sorted ids
+ * the viewer follows).  A miss sends one query that fills what was
+ * missing: profile_followees when the viewer's followees are not held,
+ * profile_get otherwise.
  */
 #include "config.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <event2/buffer.h>
 
+#include "common/json_out.h"
 #include "worker/api.h"
 #include "worker/auth.h"
+#include "worker/cache.h"
 #include "worker/http.h"
 #include "worker/worker.h"
+
+/* A viewer following more is not cached: the list would cost more than it saves. */
+#define FOLLOWEES_MAX 1000
+#define FOLLOWEES_MAX_TEXT "1000"
+/* Room for "p:" and a username; longer names (none the API lets in) go uncached. */
+#define KEY_MAX 128
 
 /* {"profile":{...}} from a profile row, or 404 when there is none. */
 static void
@@ -27,13 +46,132 @@ reply_profile(struct http_ctx *c, const PGresult *res)
     http_reply(c, 200, b);
 }
 
+/* ---------------------------------------------------------------- cache */
+
+static int
+profile_key(const char *username, char key[KEY_MAX])
+{
+    int n = snprintf(key, KEY_MAX, "p:%s", username);
+
+    return n > 0 && n < KEY_MAX ? 0 : -1;
+}
+
+static void
+followees_key(int64_t viewer, char key[KEY_MAX])
+{
+    snprintf(key, KEY_MAX, "f:%lld", (long long)viewer);
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+    int64_t x, y;
+
+    memcpy(&x, a, sizeof(x));
+    memcpy(&y, b, sizeof(y));
+    return (x > y) - (x < y);
+}
+
+/* Does the f: value (sorted ids) hold id? */
+static int
+follows_id(const void *val, size_t len, int64_t id)
+{
+    return bsearch(&id, val, len / sizeof(int64_t), sizeof(int64_t), cmp_id) != NULL;
+}
+
+/*
+ * Answers from the cache and returns 1, or returns 0 on a miss, with
+ * *no_followees set when the viewer's followees were looked up and missing.
+ */
+static int
+reply_cached(struct http_ctx *c, struct cache *k, const char *username, int *no_followees)
+{
+    char key[KEY_MAX];
+    const char *p;
+    const void *f = NULL;
+    size_t plen, flen = 0;
+    int64_t id;
+    struct evbuffer *b;
+
+    if (c->user_id) {
+        followees_key(c->user_id, key);
+        if (!(f = cache_get(k, key, &flen))) {
+            *no_followees = 1;
+            return 0;
+        }
+    }
+    if (profile_key(username, key) < 0 || !(p = cache_get(k, key, &plen)) || plen < sizeof(id))
+        return 0;
+    memcpy(&id, p, sizeof(id));
+    b = worker_scratch(c->w);
+    evbuffer_add(b, "{\"profile\":", 11);
+    evbuffer_add(b, p + sizeof(id), plen - sizeof(id));
+    json_out_bool(b, f && follows_id(f, flen, id));
+    evbuffer_add(b, "}}", 2);
+    http_reply(c, 200, b);
+    return 1;
+}
+
+/* p:<username> from a profile_get / profile_followees row (4 is the id). */
+static void
+fill_profile(struct http_ctx *c, struct cache *k, const PGresult *res)
+{
+    struct evbuffer *tmp = evbuffer_new();
+    int64_t id = db_int8(res, 0, 4);
+    char key[KEY_MAX];
+    size_t n;
+
+    if (!tmp || profile_key(db_text(res, 0, 0, NULL), key) < 0) {
+        if (tmp)
+            evbuffer_free(tmp);
+        return;
+    }
+    evbuffer_add(tmp, &id, sizeof(id));
+    api_profile_head(tmp, res, 0, 0);
+    n = evbuffer_get_length(tmp);
+    cache_put(k, key, evbuffer_pullup(tmp, -1), n, c->cache_epoch);
+    evbuffer_free(tmp);
+}
+
+/* f:<viewer> from profile_followees' column 5 ("1,5,9"; NULL: too many). */
+static void
+fill_followees(struct http_ctx *c, struct cache *k, const PGresult *res)
+{
+    const char *s = db_text(res, 0, 5, NULL);
+    int64_t ids[FOLLOWEES_MAX];
+    size_t n = 0;
+    char key[KEY_MAX];
+
+    if (!s)
+        return;
+    while (*s && n < FOLLOWEES_MAX) {
+        char *end;
+        ids[n++] = strtoll(s, &end, 10);
+        if (end == s)
+            return; /* not what the query promises: keep nothing */
+        s = *end == ',' ? end + 1 : end;
+    }
+    qsort(ids, n, sizeof(ids[0]), cmp_id);
+    followees_key(c->user_id, key);
+    /* An empty set is a value too: the viewer follows nobody. */
+    cache_put(k, key, ids, n * sizeof(ids[0]), c->cache_epoch);
+}
+
+/* ---------------------------------------------------------------- handlers */
+
 static void
 on_profile(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
+    struct cache *k = worker_cache(c->w);
 
     if (api_db_failed(c, st, res))
         return;
+    if (k && PQntuples(res) == 1) {
+        fill_profile(c, k, res);
+        if (PQnfields(res) > 5)
+            fill_followees(c, k, res);
+    }
     reply_profile(c, res);
 }
 
@@ -42,12 +180,19 @@ static void
 on_follow(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
+    struct cache *k = worker_cache(c->w);
 
     if (api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 1 && db_bool(res, 0, 4)) {
         http_error(c, 422, "username: you cannot follow yourself");
         return;
+    }
+    /* Read your own write here at once; other workers hear it from PostgreSQL. */
+    if (k) {
+        char key[KEY_MAX];
+        followees_key(c->user_id, key);
+        cache_drop(k, key);
     }
     reply_profile(c, res);
 }
@@ -68,7 +213,23 @@ send_profile_query(struct http_ctx *c, enum sql_query_id q, enum auth_need need,
 void
 api_profile_get(struct http_ctx *c)
 {
-    send_profile_query(c, SQL_PROFILE_GET, AUTH_OPTIONAL, on_profile);
+    struct cache *k = worker_cache(c->w);
+    char viewer[24];
+    const char *params[3];
+    int no_followees = 0;
+
+    if (!k || !cache_enabled(k)) {
+        send_profile_query(c, SQL_PROFILE_GET, AUTH_OPTIONAL, on_profile);
+        return;
+    }
+    if (auth_caller(c, AUTH_OPTIONAL) < 0 ||
+        reply_cached(c, k, http_param(c, 0, NULL), &no_followees))
+        return;
+    c->cache_epoch = cache_epoch(k);
+    params[0] = http_param(c, 0, NULL);
+    params[1] = c->user_id ? api_itoa(c->user_id, viewer) : NULL;
+    params[2] = FOLLOWEES_MAX_TEXT;
+    api_query(c, no_followees ? SQL_PROFILE_FOLLOWEES : SQL_PROFILE_GET, params, on_profile);
 }
 
 void

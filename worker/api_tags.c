@@ -6,6 +6,7 @@
 #include <event2/buffer.h>
 
 #include "worker/api.h"
+#include "worker/cache.h"
 #include "worker/http.h"
 #include "worker/worker.h"
 
@@ -13,6 +14,7 @@ static void
 on_tags(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
+    struct cache *k = worker_cache(c->w);
     struct evbuffer *b;
 
     if (api_db_failed(c, st, res))
@@ -25,11 +27,27 @@ on_tags(void *arg, enum db_status st, const PGresult *res)
         api_text_or_null(b, res, i, 0);
     }
     evbuffer_add(b, "]}", 2);
+    if (k)
+        cache_put(k, CACHE_KEY_TAGS, evbuffer_pullup(b, -1), evbuffer_get_length(b),
+                  c->cache_epoch);
     http_reply(c, 200, b);
 }
 
+/* With the cache on, the whole body is kept under "tags". */
 void
 api_tags_list(struct http_ctx *c)
 {
+    struct cache *k = worker_cache(c->w);
+    const void *body;
+    size_t len;
+
+    if (k && (body = cache_get(k, CACHE_KEY_TAGS, &len))) {
+        struct evbuffer *b = worker_scratch(c->w);
+        evbuffer_add(b, body, len);
+        http_reply(c, 200, b);
+        return;
+    }
+    if (k)
+        c->cache_epoch = cache_epoch(k);
     api_query(c, SQL_TAGS_LIST, NULL, on_tags);
 }

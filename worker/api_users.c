@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@
 #include "worker/api.h"
 #include "worker/auth.h"
 #include "worker/bcrypt_pool.h"
+#include "worker/cache.h"
 #include "worker/http.h"
 #include "worker/reqbody.h"
 #include "worker/worker.h"
@@ -244,8 +246,7 @@ on_login_row(void *arg, enum db_status st, const PGresult *res)
             return;
         }
     }
-    bcrypt_verify(worker_bcrypt(c->w), u->password, db_text(res, 0, 5, NULL), on_login_checked,
-                  c);
+    bcrypt_verify(worker_bcrypt(c->w), u->password, db_text(res, 0, 5, NULL), on_login_checked, c);
 }
 
 void
@@ -283,10 +284,18 @@ caller_token(struct http_ctx *c)
     return sp;
 }
 
+/* The cache keeps a user as u:<id>: username, email, bio, image. */
+static void
+user_key(int64_t id, char key[32])
+{
+    snprintf(key, 32, "u:%lld", (long long)id);
+}
+
 static void
 on_user(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
+    struct cache *k = worker_cache(c->w);
 
     if (api_db_failed(c, st, res))
         return;
@@ -295,19 +304,69 @@ on_user(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 401, "token invalid: no such user");
         return;
     }
+    if (k) {
+        const char *f[4];
+        char key[32];
+        size_t len;
+        void *val;
+        for (int i = 0; i < 4; i++)
+            f[i] = db_text(res, 0, i + 1, NULL);
+        user_key(c->user_id, key);
+        if ((val = cache_pack(f, 4, &len)) != NULL) {
+            cache_put(k, key, val, len, c->cache_epoch);
+            free(val);
+        }
+    }
     reply_user(c, 200, res, caller_token(c));
 }
 
 void
 api_user_get(struct http_ctx *c)
 {
-    char id[24];
-    const char *params[1];
+    struct cache *k = worker_cache(c->w);
+    char id[24], key[32];
+    const char *params[1], *f[4];
+    const void *val;
+    size_t len;
 
     if (auth_caller(c, AUTH_REQUIRED) < 0)
         return;
+    if (k) {
+        user_key(c->user_id, key);
+        if ((val = cache_get(k, key, &len)) && cache_unpack(val, len, f, 4) == 0) {
+            reply_user_fields(c, 200, c->user_id, f, caller_token(c));
+            return;
+        }
+        c->cache_epoch = cache_epoch(k);
+    }
     params[0] = api_itoa(c->user_id, id);
     api_query(c, SQL_USER_BY_ID, params, on_user);
+}
+
+/*
+ * After the caller changed themselves: drop what this worker holds of
+ * them at once (their u: entry, and the profile under the old name it
+ * records, and under the new one); the other workers hear it from
+ * PostgreSQL.
+ */
+static void
+drop_cached_self(struct http_ctx *c, const char *new_username)
+{
+    struct cache *k = worker_cache(c->w);
+    char key[32], pkey[128];
+    const char *f[4];
+    const void *val;
+    size_t len;
+
+    if (!k)
+        return;
+    user_key(c->user_id, key);
+    if ((val = cache_get(k, key, &len)) && cache_unpack(val, len, f, 4) == 0 && f[0] &&
+        snprintf(pkey, sizeof(pkey), "p:%s", f[0]) < (int)sizeof(pkey))
+        cache_drop(k, pkey);
+    cache_drop(k, key);
+    if (new_username && snprintf(pkey, sizeof(pkey), "p:%s", new_username) < (int)sizeof(pkey))
+        cache_drop(k, pkey);
 }
 
 static void
@@ -321,6 +380,7 @@ on_updated(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 401, "token invalid: no such user");
         return;
     }
+    drop_cached_self(c, db_text(res, 0, 1, NULL));
     reply_user(c, 200, res, NULL);
 }
 
@@ -378,8 +438,7 @@ api_user_update(struct http_ctx *c)
         check_lengths(c, u) < 0)
         return;
     if (!has_email && !has_username && !has_password && !u->has_bio && !u->has_image) {
-        http_error(c, 422,
-                   "user must have at least one of email, username, password, bio, image");
+        http_error(c, 422, "user must have at least one of email, username, password, bio, image");
         return;
     }
     if (u->password)

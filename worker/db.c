@@ -19,6 +19,7 @@
 
 #include "common/log.h"
 #include "common/scoreboard.h"
+#include "worker/pq_event.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000 /* service must come back soon after PostgreSQL does */
@@ -40,9 +41,7 @@ struct conn {
     int id;
     PGconn *pg;
     enum conn_state state;
-    struct event *ev; /* on the socket */
-    int fd;
-    short what; /* what ev waits for */
+    struct pq_event sock;
     int prepared;
     struct job *job;
     PGresult *res; /* the first result of the command in flight */
@@ -54,6 +53,7 @@ struct conn {
 struct db_pool {
     struct event_base *base;
     char *conninfo;
+    char *options; /* libpq "options" (server settings), NULL for the default */
     char appname[32];
     struct worker_slot *slot;
     int size;
@@ -109,24 +109,10 @@ set_queued(struct db_pool *p, int delta)
         atomic_store_explicit(&p->slot->queued, p->queued, memory_order_relaxed);
 }
 
-/* (Re)arms the socket event: the socket may change between connect steps. */
 static int
 watch(struct conn *c, short what)
 {
-    int fd = PQsocket(c->pg);
-
-    if (fd < 0)
-        return -1;
-    if (c->ev && c->fd == fd && c->what == what)
-        return 0;
-    if (c->ev)
-        event_free(c->ev);
-    c->ev = event_new(c->pool->base, fd, what | EV_PERSIST, conn_event, c);
-    if (!c->ev || event_add(c->ev, NULL) < 0)
-        return -1;
-    c->fd = fd;
-    c->what = what;
-    return 0;
+    return pq_event_watch(&c->sock, c->pool->base, c->pg, what, conn_event, c);
 }
 
 static void
@@ -186,10 +172,7 @@ conn_broken(struct conn *c, const char *why)
         PQclear(c->res);
         c->res = NULL;
     }
-    if (c->ev) {
-        event_free(c->ev);
-        c->ev = NULL;
-    }
+    pq_event_clear(&c->sock);
     if (c->pg) {
         PQfinish(c->pg);
         c->pg = NULL;
@@ -216,8 +199,12 @@ on_notice(void *arg, const char *message)
 static void
 start_connect(struct conn *c)
 {
-    const char *keys[] = {"dbname", "fallback_application_name", NULL};
-    const char *vals[] = {c->pool->conninfo, c->pool->appname, NULL};
+    const char *keys[] = {"dbname", "fallback_application_name", "options", NULL};
+    const char *vals[] = {c->pool->conninfo, c->pool->appname, c->pool->options, NULL};
+
+    /* Without options, the array ends before them (libpq's defaults apply). */
+    if (!c->pool->options)
+        keys[2] = NULL;
 
     c->pg = PQconnectStartParams(keys, vals, 1);
     if (!c->pg) {
@@ -324,8 +311,8 @@ command_done(struct conn *c)
     PGresult *res = c->res;
     ExecStatusType rs = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
     int ok = rs == PGRES_TUPLES_OK || rs == PGRES_COMMAND_OK;
-    int lost = PQstatus(c->pg) == CONNECTION_BAD ||
-               (!ok && db_sqlstate_unavailable(db_sqlstate(res)));
+    int lost =
+        PQstatus(c->pg) == CONNECTION_BAD || (!ok && db_sqlstate_unavailable(db_sqlstate(res)));
 
     c->res = NULL;
     if (c->state == CONN_PREPARING) {
@@ -428,8 +415,8 @@ conn_event(evutil_socket_t fd, short what, void *arg)
 }
 
 struct db_pool *
-db_pool_new(struct event_base *base, const char *conninfo, int size, int queue_max,
-            struct worker_slot *slot)
+db_pool_new(struct event_base *base, const char *conninfo, const char *options, int size,
+            int queue_max, struct worker_slot *slot)
 {
     struct db_pool *p = calloc(1, sizeof(*p) + (size_t)size * sizeof(struct conn));
 
@@ -440,9 +427,10 @@ db_pool_new(struct event_base *base, const char *conninfo, int size, int queue_m
     p->queue_max = queue_max;
     p->slot = slot;
     p->conninfo = strdup(conninfo ? conninfo : "");
+    p->options = options ? strdup(options) : NULL;
     snprintf(p->appname, sizeof(p->appname), "conduitd");
     p->deliver = event_new(base, -1, 0, deliver_failures, p);
-    if (!p->conninfo || !p->deliver) {
+    if (!p->conninfo || (options && !p->options) || !p->deliver) {
         db_pool_free(p);
         return NULL;
     }
@@ -450,7 +438,7 @@ db_pool_new(struct event_base *base, const char *conninfo, int size, int queue_m
         struct conn *c = &p->conns[i];
         c->pool = p;
         c->id = i;
-        c->fd = -1;
+        c->sock.fd = -1;
         c->retry = evtimer_new(base, on_retry, c);
         if (!c->retry) {
             db_pool_free(p);
@@ -473,8 +461,7 @@ db_pool_free(struct db_pool *p)
             job_free(c->job);
         if (c->res)
             PQclear(c->res);
-        if (c->ev)
-            event_free(c->ev);
+        pq_event_clear(&c->sock);
         if (c->retry)
             event_free(c->retry);
         if (c->pg)
@@ -493,6 +480,7 @@ db_pool_free(struct db_pool *p)
     if (p->deliver)
         event_free(p->deliver);
     free(p->conninfo);
+    free(p->options);
     free(p);
 }
 

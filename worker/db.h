@@ -30,15 +30,20 @@ struct worker_slot;
 struct db_pool;
 
 enum db_status {
-    DB_OK,          /* the query ran; res holds its rows */
-    DB_SQL_ERROR,   /* PostgreSQL refused the query; res holds the error */
-    DB_UNAVAILABLE  /* no connection, or the wait queue is full: try later */
+    DB_OK,         /* the query ran; res holds its rows */
+    DB_SQL_ERROR,  /* PostgreSQL refused the query; res holds the error */
+    DB_UNAVAILABLE /* no connection, or the wait queue is full: try later */
 };
 
 typedef void (*db_cb)(void *arg, enum db_status st, const PGresult *res);
 
-struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, int size,
-                            int queue_max, struct worker_slot *slot);
+/*
+ * options, when not NULL, is libpq's "options" for every connection
+ * (server settings such as "-c conduit.cache_notify=on"); it replaces
+ * PGOPTIONS and any options in conninfo, so the caller merges those in.
+ */
+struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, const char *options,
+                            int size, int queue_max, struct worker_slot *slot);
 void db_pool_free(struct db_pool *p);
 
 /*

@@ -12,17 +12,54 @@
 #include <event2/event.h>
 
 #include "common/scoreboard.h"
+#include "worker/cache.h"
+#include "worker/cache_sync.h"
 #include "worker/http.h"
 #include "worker/worker.h"
+
+/*
+ * "cache":{...}: whether it serves (off while its listening connection is
+ * down), what it holds, its counters, and the delay from a write to its
+ * invalidation here (over the last notifications).
+ */
+static void
+add_cache(struct evbuffer *b, struct worker *w, struct cache *k)
+{
+    const struct worker_slot *s = worker_slot(w);
+    struct cache_sync *sync = worker_cache_sync(w);
+    struct cache_sync_delays d;
+
+    evbuffer_add_printf(
+        b,
+        ",\"cache\":{\"enabled\":%s,\"entries\":%zu,\"hits\":%llu,\"misses\":%llu,"
+        "\"invalidations\":%llu",
+        cache_enabled(k) ? "true" : "false", cache_count(k),
+        (unsigned long long)atomic_load_explicit(&s->cache_hits, memory_order_relaxed),
+        (unsigned long long)atomic_load_explicit(&s->cache_misses, memory_order_relaxed),
+        (unsigned long long)atomic_load_explicit(&s->cache_invalidations, memory_order_relaxed));
+    if (sync) {
+        cache_sync_delays(sync, &d);
+        evbuffer_add_printf(b,
+                            ",\"notifications\":%llu,\"notify_delay_us\":{\"p50\":%lld,"
+                            "\"p99\":%lld,\"max\":%lld}",
+                            (unsigned long long)d.count, (long long)d.p50_us, (long long)d.p99_us,
+                            (long long)d.max_us);
+    }
+    evbuffer_add(b, "}", 1);
+}
 
 /* 200 with the pid and the worker index: tests tell workers apart by it. */
 void
 health_get(struct http_ctx *c)
 {
     struct evbuffer *b = worker_scratch(c->w);
+    struct cache *k = worker_cache(c->w);
 
-    evbuffer_add_printf(b, "{\"status\":\"ok\",\"pid\":%ld,\"worker\":%d}", (long)getpid(),
+    evbuffer_add_printf(b, "{\"status\":\"ok\",\"pid\":%ld,\"worker\":%d", (long)getpid(),
                         worker_index(c->w));
+    if (k)
+        add_cache(b, c->w, k);
+    evbuffer_add(b, "}", 1);
     http_reply(c, 200, b);
 }
 

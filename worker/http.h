@@ -33,7 +33,7 @@ struct worker;
 
 struct http_ctx {
     struct http_ctx *prev, *next; /* every live ctx, for http_abort_all() */
-    struct evhttp_request *req; /* NULL once the client is gone */
+    struct evhttp_request *req;   /* NULL once the client is gone */
     struct evhttp_connection *conn;
     struct worker *w;
     int method;       /* enum router_method */
@@ -42,7 +42,8 @@ struct http_ctx {
     struct router_match match;
     struct evkeyvalq query; /* parsed on first http_query() */
     int query_parsed;
-    void *state;                  /* the handler's own, freed with state_free */
+    uint64_t cache_epoch; /* cache_epoch() when its filling query was sent */
+    void *state;          /* the handler's own, freed with state_free */
     void (*state_free)(void *);
 };
 

@@ -22,6 +22,8 @@
 #include "common/proctitle.h"
 #include "common/scoreboard.h"
 #include "worker/bcrypt_pool.h"
+#include "worker/cache.h"
+#include "worker/cache_sync.h"
 #include "worker/db.h"
 #include "worker/http.h"
 
@@ -43,6 +45,8 @@ struct worker {
     struct evbuffer *scratch;
     struct db_pool *db;
     struct bcrypt_pool *bcrypt;
+    struct cache *cache;     /* NULL with cache = off */
+    struct cache_sync *sync; /* NULL unless cache and cache_sync are on */
     struct event *heartbeat;
     struct event *accept_retry;
     struct event *drain_deadline;
@@ -130,6 +134,24 @@ struct bcrypt_pool *
 worker_bcrypt(struct worker *w)
 {
     return w->bcrypt;
+}
+
+const struct worker_slot *
+worker_slot(const struct worker *w)
+{
+    return w->slot;
+}
+
+struct cache *
+worker_cache(struct worker *w)
+{
+    return w->cache;
+}
+
+struct cache_sync *
+worker_cache_sync(struct worker *w)
+{
+    return w->sync;
 }
 
 int
@@ -314,29 +336,71 @@ setup_http(struct worker *w, struct listener_set *ls)
  * PG* variables and defaults.  One that cannot parse will never work:
  * that is the fatal exit status, and the master stops respawning.
  */
+/*
+ * With cache sync on, the pool's sessions set conduit.cache_notify so the
+ * schema's triggers notify the other workers' caches of every write.  The
+ * setting goes in libpq's "options", after whatever options the connection
+ * string (or else PGOPTIONS) already holds.  The caller frees the result.
+ */
+static char *
+notify_options(const PQconninfoOption *opts)
+{
+    static const char mine[] = "-c conduit.cache_notify=on";
+    const char *theirs = NULL;
+    char *out;
+
+    for (; opts->keyword; opts++)
+        if (strcmp(opts->keyword, "options") == 0)
+            theirs = opts->val;
+    if (!theirs)
+        theirs = getenv("PGOPTIONS");
+    if (!theirs || !*theirs)
+        return strdup(mine);
+    out = malloc(strlen(theirs) + 1 + sizeof(mine));
+    if (out)
+        sprintf(out, "%s %s", theirs, mine);
+    return out;
+}
+
 static int
 setup_services(struct worker *w)
 {
     const struct config *c = w->cfg;
     const char *conninfo = c->db ? c->db : getenv("DATABASE_URL");
-    char *err = NULL;
+    char *err = NULL, *options = NULL;
     PQconninfoOption *opts;
 
     if (!conninfo)
         conninfo = "";
     opts = PQconninfoParse(conninfo, &err);
     if (!opts) {
-        log_error("the database connection string is invalid: %s",
-                  err ? err : "out of memory");
+        log_error("the database connection string is invalid: %s", err ? err : "out of memory");
         PQfreemem(err);
         return -1;
     }
+    if (c->cache && c->cache_sync && !(options = notify_options(opts))) {
+        PQconninfoFree(opts);
+        log_error("out of memory");
+        return -1;
+    }
     PQconninfoFree(opts);
-    w->db = db_pool_new(w->base, conninfo, c->pool, c->pool_queue, w->slot);
+    w->db = db_pool_new(w->base, conninfo, options, c->pool, c->pool_queue, w->slot);
+    free(options);
     w->bcrypt = bcrypt_pool_new(w->base, c->bcrypt_threads, c->bcrypt_cost);
     if (!w->db || !w->bcrypt) {
         log_error("cannot create the database pool or the hashing threads");
         return -1;
+    }
+    if (c->cache) {
+        w->cache = cache_new((size_t)c->cache_size, w->slot);
+        if (w->cache && c->cache_sync)
+            w->sync = cache_sync_new(w->base, conninfo, "conduitd cache", w->cache);
+        else if (w->cache)
+            cache_enable(w->cache, 1); /* a static deployment: nothing to listen for */
+        if (!w->cache || (c->cache_sync && !w->sync)) {
+            log_error("cannot create the cache");
+            return -1;
+        }
     }
     return 0;
 }
@@ -346,6 +410,8 @@ teardown(struct worker *w)
 {
     http_abort_all(); /* before the pools: a ctx's state may hold their jobs */
     bcrypt_pool_free(w->bcrypt);
+    cache_sync_free(w->sync);
+    cache_free(w->cache);
     db_pool_free(w->db);
     if (w->http)
         evhttp_free(w->http); /* closes every connection still open */
@@ -389,8 +455,8 @@ worker_main(const struct worker_args *a)
     w->heartbeat = event_new(w->base, -1, EV_PERSIST, on_heartbeat, w);
     w->accept_retry = evtimer_new(w->base, on_accept_retry, w);
     w->drain_deadline = evtimer_new(w->base, on_drain_deadline, w);
-    if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || event_add(w->heartbeat, &hb) < 0 ||
-        setup_signals(w) < 0)
+    if (!w->heartbeat || !w->accept_retry || !w->drain_deadline ||
+        event_add(w->heartbeat, &hb) < 0 || setup_signals(w) < 0)
         fatal("cannot create the loop's events");
 
     if (setup_http(w, a->listeners) < 0) {

@@ -20,6 +20,9 @@ struct evbuffer;
 struct event_base;
 struct db_pool;
 struct bcrypt_pool;
+struct cache;
+struct cache_sync;
+struct worker_slot;
 
 /* The exit status that tells the master not to respawn: the config is bad. */
 #define WORKER_EXIT_FATAL 2
@@ -52,5 +55,11 @@ const struct config *worker_config(const struct worker *w);
 int worker_index(const struct worker *w);
 struct db_pool *worker_db(struct worker *w);
 struct bcrypt_pool *worker_bcrypt(struct worker *w);
+/* This worker's scoreboard slot (its counters). */
+const struct worker_slot *worker_slot(const struct worker *w);
+/* NULL when the cache is off (config key cache). */
+struct cache *worker_cache(struct worker *w);
+/* NULL unless the cache is kept in sync (cache_sync). */
+struct cache_sync *worker_cache_sync(struct worker *w);
 
 #endif

@@ -162,7 +162,9 @@ jwt() {
 command -v jq >/dev/null || skip "jq not installed"
 command -v openssl >/dev/null || skip "openssl not installed"
 pg_start
-conduitd_start -w 2 --bcrypt-cost 4
+# CONFORMANCE_ARGS: more flags for the server (conformance_cache.sh runs
+# this whole suite again with --cache on).
+conduitd_start -w 2 --bcrypt-cost 4 ${CONFORMANCE_ARGS:-}
 START_TIME=$(date +%s)
 WORKERS0=$(worker_pids | sort | tr '\n' ' ')
 

@@ -124,9 +124,18 @@ q follow alice "$B" >/dev/null
 is "following oneself: is_self, nothing written" "$(q follow alice "$A")" "alice|NULL|NULL|f|t"
 is "no self follow row" "$(sql "SELECT count(*) FROM follows WHERE follower_id = followee_id")" 0
 is "follow an unknown user: zero rows (404)" "$(q follow nobody "$A")" ""
-is "profile of bob seen by alice" "$(q profile_get bob "$A")" "bob|I am bob|NULL|t"
-is "profile of bob seen by carol" "$(q profile_get bob "$C")" "bob|I am bob|NULL|f"
-is "profile of bob seen anonymously" "$(q profile_get bob '\N')" "bob|I am bob|NULL|f"
+B_ID=$(sql "SELECT id FROM users WHERE username = 'bob'")
+is "profile of bob seen by alice" "$(q profile_get bob "$A")" "bob|I am bob|NULL|t|$B_ID"
+is "profile of bob seen by carol" "$(q profile_get bob "$C")" "bob|I am bob|NULL|f|$B_ID"
+is "profile of bob seen anonymously" "$(q profile_get bob '\N')" "bob|I am bob|NULL|f|$B_ID"
+row=$(q profile_followees bob "$A" 10)
+is "profile_followees: bob seen by alice" "$(echo "$row" | cut -d'|' -f1-5)" "bob|I am bob|NULL|t|$B_ID"
+is "profile_followees: with alice's followees (bob, carol)" \
+    "$(echo "$row" | f1 6 | tr ',' '\n' | sort | paste -sd, -)" \
+    "$(sql "SELECT id FROM users WHERE username IN ('bob', 'carol')" | sort | paste -sd, -)"
+is "profile_followees: NULL followees past the limit" "$(q profile_followees bob "$A" 1 | f1 6)" NULL
+is "profile_followees: '' for a viewer who follows nobody" "$(q profile_followees bob "$D" 10 | f1 6)" ""
+is "profile_followees of an unknown user: zero rows" "$(q profile_followees nobody "$A" 10)" ""
 is "profile of an unknown user: zero rows" "$(q profile_get nobody "$A")" ""
 q follow dave "$C" >/dev/null
 is "unfollow" "$(q unfollow dave "$C")" "dave|NULL|NULL|f|f"
@@ -413,6 +422,38 @@ is "conduit_recount() under concurrent writes succeeds" "$rec_ok" 3
 check "and the writes did too (rc $rc)" [ "$rc" = 0 ]
 is "no write failed meanwhile" "$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$T/pgbench2.log")" 0
 is "every counter exact afterwards" "$(counters_ok)" t
+
+# ------------------------------------------------------------ cache notifications
+# What the schema's triggers send on channel conduit_cache (worker/cache.h):
+# psql LISTENs in the writing session itself and prints each notification.
+# notified SQL: the keys the statements notified, sorted, one line.
+notified() {
+    printf 'LISTEN conduit_cache;\n%s\n' "$1" |
+        psql -X -q -At -v ON_ERROR_STOP=1 2>>"$T/psql.err" |
+        sed -n 's/^Asynchronous notification "conduit_cache" with payload "[0-9]* \(.*\)" received.*/\1/p' |
+        sort | tr '\n' ' '
+}
+BOB=$(sql "SELECT id FROM users WHERE username = 'bob'")
+is "without conduit.cache_notify nothing is sent" \
+    "$(notified "UPDATE users SET bio = 'quiet' WHERE id = $BOB;")" ""
+on="SET conduit.cache_notify = on;"
+is "a bio change names the user and the profile" \
+    "$(notified "$on UPDATE users SET bio = 'loud' WHERE id = $BOB;")" "p:bob u:$BOB "
+is "a rename names the old and the new profile" \
+    "$(notified "$on UPDATE users SET username = 'bobby' WHERE id = $BOB; UPDATE users SET username = 'bob' WHERE id = $BOB;" | tr ' ' '\n' | sort -u | tr '\n' ' ')" \
+    "p:bob p:bobby u:$BOB "
+is "a counter change alone sends nothing" \
+    "$(notified "$on UPDATE users SET article_count = article_count WHERE id = $BOB;")" ""
+is "a follow names the follower's followees" \
+    "$(notified "$on INSERT INTO follows (follower_id, followee_id) VALUES ($D, $BOB);")" "f:$D "
+is "an unfollow too" \
+    "$(notified "$on DELETE FROM follows WHERE follower_id = $D AND followee_id = $BOB;")" "f:$D "
+is "a tag count change names the tag list" \
+    "$(notified "$on UPDATE tags SET article_count = article_count WHERE id = (SELECT min(id) FROM tags);")" "tags "
+is "a write that rolls back sends nothing" \
+    "$(notified "BEGIN; $on UPDATE users SET bio = 'never' WHERE id = $BOB; ROLLBACK;")" ""
+is "conduit_recount() that fixes a counter drops every cache" \
+    "$(notified "UPDATE tags SET article_count = article_count + 1 WHERE id = (SELECT min(id) FROM tags); SELECT conduit_recount();")" "* "
 
 if [ -s "$T/psql.err" ]; then
     note "psql said:"

@@ -1,0 +1,144 @@
+#!/bin/sh
+# Per-worker caches kept coherent through PostgreSQL LISTEN/NOTIFY, across
+# two instances on one database (each a master with 2 workers, --cache on):
+#   - what instance B serves comes from its cache (hits counted per worker);
+#   - a change made through instance A (a bio, a new tag, a follow) is
+#     served by every worker of B within BOUND_MS of A's answer;
+#   - every worker reports the delay from write to invalidation;
+#   - a listening connection that breaks turns the cache off (and empties
+#     it): while deaf, B serves fresh data from PostgreSQL, never its old
+#     copy; once it listens again the cache is back, started empty.
+. "$top_srcdir/t/lib.sh"
+BOUND_MS=1000
+
+pg_start
+conduitd_start -w 2 --bcrypt-cost 4 --cache on
+A_PID=$CONDUITD_PID A_BASE=$BASE
+mv "$T/conduitd.log" "$T/a.log" # A keeps writing to it
+EXTRA_PIDS=$A_PID
+CONDUITD_PID=
+conduitd_start -w 2 --bcrypt-cost 4 --cache on
+B_BASE=$BASE
+
+# on BASE METHOD PATH [BODY [TOKEN]]: http against one instance.
+on() {
+    _b=$1
+    shift
+    BASE=$_b http "$@"
+}
+
+# The same request NREQ times, each on a new connection (so on either
+# worker); prints how many bodies matched the jq filter.
+NREQ=30
+count_matching() {
+    _filter=$1
+    shift
+    _n=0
+    for _i in $(seq 1 $NREQ); do
+        http "$@"
+        [ "$STATUS" = 200 ] && printf '%s' "$BODY" | jq -e "$_filter" >/dev/null 2>&1 &&
+            _n=$((_n + 1))
+    done
+    echo "$_n"
+}
+
+# cache_field FILTER: FILTER over the cache object of each of B's workers
+# (found by asking /healthz until both indexes answered), one line each.
+cache_field() {
+    _seen=
+    for _i in $(seq 1 60); do
+        http GET /healthz
+        _w=$(printf '%s' "$BODY" | jq -r .worker)
+        case " $_seen " in *" $_w "*) continue ;; esac
+        _seen="$_seen $_w"
+        printf '%s' "$BODY" | jq -r ".cache | $1"
+        [ "$(echo $_seen | wc -w)" = 2 ] && return 0
+    done
+}
+
+BASE=$B_BASE
+http GET /healthz
+check "/healthz reports the cache" sh -c "printf '%s' '$BODY' | jq -e '.cache.enabled == true' >/dev/null"
+grep -q 'cache listener' "$T/conduitd.log" &&
+    pass "the master counts the listening connections in its sizing line" ||
+    fail "the master counts the listening connections in its sizing line"
+
+on "$A_BASE" POST /api/users '{"user":{"username":"alice","email":"alice@example.com","password":"password1"}}'
+TOK_A=$(printf '%s' "$BODY" | jq -r .user.token)
+on "$A_BASE" POST /api/users '{"user":{"username":"bob","email":"bob@example.com","password":"password1"}}'
+TOK_B=$(printf '%s' "$BODY" | jq -r .user.token)
+on "$A_BASE" PUT /api/user '{"user":{"bio":"old bio"}}' "$TOK_A"
+on "$A_BASE" POST /api/articles '{"article":{"title":"First","description":"d","body":"b","tagList":["alpha"]}}' "$TOK_A"
+is "an article through A" "$STATUS" 201
+
+# ------------------------------------------------------------ B caches
+BASE=$B_BASE
+is "B serves alice's profile from every worker" \
+    "$(count_matching '.profile.bio == "old bio"' GET /api/profiles/alice)" $NREQ
+is "and, as bob, not followed" \
+    "$(count_matching '.profile.following == false' GET /api/profiles/alice "" "$TOK_B")" $NREQ
+is "and the tag list" "$(count_matching '.tags == ["alpha"]' GET /api/tags)" $NREQ
+is "and alice herself" "$(count_matching '.user.bio == "old bio"' GET /api/user "" "$TOK_A")" $NREQ
+hits=$(cache_field .hits | tr '\n' ' ')
+note "hits per worker of B: $hits"
+check "every worker of B answered from its cache" \
+    sh -c "for h in $hits; do [ \$h -gt 0 ] || exit 1; done; [ \$(echo $hits | wc -w) = 2 ]"
+
+# ------------------------------------------------------------ change through A
+t0=$(date +%s%3N)
+on "$A_BASE" PUT /api/user '{"user":{"bio":"new bio"}}' "$TOK_A"
+is "A changes alice's bio" "$STATUS" 200
+on "$A_BASE" POST /api/articles '{"article":{"title":"Second","description":"d","body":"b","tagList":["beta"]}}' "$TOK_A"
+on "$A_BASE" POST /api/profiles/alice/follow "" "$TOK_B"
+is "bob follows alice through A" "$STATUS" 200
+sleep_ms=$((BOUND_MS - ($(date +%s%3N) - t0)))
+[ "$sleep_ms" -gt 0 ] && sleep "$(awk -v m="$sleep_ms" 'BEGIN { print m / 1000 }')"
+BASE=$B_BASE
+is "within ${BOUND_MS} ms every worker of B serves the new bio" \
+    "$(count_matching '.profile.bio == "new bio"' GET /api/profiles/alice)" $NREQ
+is "and the new tag" "$(count_matching '(.tags | sort) == ["alpha","beta"]' GET /api/tags)" $NREQ
+is "and bob's new follow" \
+    "$(count_matching '.profile.following == true' GET /api/profiles/alice "" "$TOK_B")" $NREQ
+is "and alice's own view" "$(count_matching '.user.bio == "new bio"' GET /api/user "" "$TOK_A")" $NREQ
+inval=$(cache_field .invalidations | tr '\n' ' ')
+check "every worker of B took invalidations ($inval)" \
+    sh -c "for h in $inval; do [ \$h -gt 0 ] || exit 1; done; [ \$(echo $inval | wc -w) = 2 ]"
+delays=$(cache_field '"\(.notifications) notifications, p50 \(.notify_delay_us.p50) us, p99 \(.notify_delay_us.p99) us, max \(.notify_delay_us.max) us"')
+note "write-to-invalidation delay on B's workers: $(echo "$delays" | tr '\n' ';')"
+p99s=$(cache_field .notify_delay_us.p99 | tr '\n' ' ')
+check "the delay is measured, and its p99 is under ${BOUND_MS} ms on every worker" \
+    sh -c "for d in $p99s; do [ \$d -gt 0 ] && [ \$d -lt ${BOUND_MS}000 ] || exit 1; done"
+
+# ------------------------------------------------------------ a deaf listener
+# New connections to the database are refused, then the listening ones are
+# cut: they cannot come back, the pools' connections stay.
+psql -X -q -c "ALTER DATABASE conduit ALLOW_CONNECTIONS false" postgres
+psql -X -q -At -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                    WHERE application_name = 'conduitd cache'" postgres >"$T/killed"
+note "listening connections cut: $(cat "$T/killed")"
+is "one listening connection per worker, 4 in all" "$(cat "$T/killed")" 4
+wait_for 5 sh -c "grep -q 'listening connection lost' '$T/conduitd.log'"
+check "B logs the lost listener" grep -q 'listening connection lost.*the cache is off' "$T/conduitd.log"
+BASE=$B_BASE
+is "both workers of B turn their cache off" "$(cache_field .enabled | sort -u)" false
+is "and hold nothing" "$(cache_field .entries | sort -u)" 0
+# A write B cannot hear about (A's pool sessions still notify, nobody
+# listens): B must still serve it, from PostgreSQL.
+on "$A_BASE" PUT /api/user '{"user":{"bio":"deaf bio"}}' "$TOK_A"
+is "a write through A while every listener is deaf" "$STATUS" 200
+is "a deaf B serves the fresh bio, not a stale copy" \
+    "$(count_matching '.profile.bio == "deaf bio"' GET /api/profiles/alice)" $NREQ
+psql -X -q -c "ALTER DATABASE conduit ALLOW_CONNECTIONS true" postgres
+wait_for 10 sh -c "[ \$(grep -c 'listening again' '$T/conduitd.log') -ge 2 ]"
+is "B's workers listen again" "$(grep -c 'listening again; the cache is on' "$T/conduitd.log")" 2
+is "and serve from their caches again" "$(cache_field .enabled | sort -u)" true
+is "still the fresh bio" "$(count_matching '.profile.bio == "deaf bio"' GET /api/profiles/alice)" $NREQ
+
+# ------------------------------------------------------------ instance A dies
+# The other instance keeps serving.
+stop_pid "$A_PID"
+EXTRA_PIDS=
+BASE=$B_BASE
+is "with A stopped, B still serves" "$(count_matching '.profile.username == "alice"' GET /api/profiles/alice)" $NREQ
+
+done_testing

@@ -1,0 +1,168 @@
+/*
+ * Unit tests for worker/cache.c: a bounded map that forgets the least
+ * recently used first, never serves while disabled, refuses a value read
+ * before an invalidation, and counts hits, misses and invalidations in the
+ * worker's scoreboard slot.
+ */
+#include "worker/cache.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/scoreboard.h"
+
+static struct worker_slot slot;
+
+static struct cache *
+enabled_cache(size_t max)
+{
+    struct cache *c = cache_new(max, &slot);
+
+    ck_assert_ptr_nonnull(c);
+    cache_enable(c, 1);
+    return c;
+}
+
+static void
+put(struct cache *c, const char *key, const char *val)
+{
+    cache_put(c, key, val, strlen(val) + 1, cache_epoch(c));
+}
+
+/* The value of key as a string, or NULL. */
+static const char *
+get(struct cache *c, const char *key)
+{
+    size_t len;
+
+    return cache_get(c, key, &len);
+}
+
+START_TEST(test_get_put)
+{
+    struct cache *c = enabled_cache(8);
+
+    memset(&slot, 0, sizeof(slot));
+    ck_assert_ptr_null(get(c, "tags"));
+    put(c, "tags", "one");
+    ck_assert_str_eq(get(c, "tags"), "one");
+    put(c, "tags", "two"); /* replaces */
+    ck_assert_str_eq(get(c, "tags"), "two");
+    ck_assert_uint_eq(cache_count(c), 1);
+    ck_assert_uint_eq(slot.cache_hits, 2);
+    ck_assert_uint_eq(slot.cache_misses, 1);
+    cache_free(c);
+}
+END_TEST
+
+START_TEST(test_lru_eviction)
+{
+    struct cache *c = enabled_cache(3);
+    char key[16];
+
+    put(c, "a", "1");
+    put(c, "b", "2");
+    put(c, "c", "3");
+    ck_assert_ptr_nonnull(get(c, "a")); /* a is now the most recent */
+    put(c, "d", "4");                   /* evicts b, the least recent */
+    ck_assert_uint_eq(cache_count(c), 3);
+    ck_assert_ptr_null(get(c, "b"));
+    ck_assert_str_eq(get(c, "a"), "1");
+    ck_assert_str_eq(get(c, "c"), "3");
+    ck_assert_str_eq(get(c, "d"), "4");
+    /* Many more keys than room: the bound holds and the newest survive. */
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof(key), "u:%d", i);
+        put(c, key, "x");
+    }
+    ck_assert_uint_eq(cache_count(c), 3);
+    ck_assert_ptr_nonnull(get(c, "u:999"));
+    ck_assert_ptr_null(get(c, "u:0"));
+    cache_free(c);
+}
+END_TEST
+
+START_TEST(test_invalidation_races)
+{
+    struct cache *c = enabled_cache(8);
+    uint64_t before = cache_epoch(c);
+
+    memset(&slot, 0, sizeof(slot));
+    /* An invalidation arrives while a query for the value is in flight. */
+    cache_drop(c, "p:alice");
+    cache_put(c, "p:alice", "stale", 6, before);
+    ck_assert_ptr_null(get(c, "p:alice"));
+    /* Read after the invalidation: kept. */
+    cache_put(c, "p:alice", "fresh", 6, cache_epoch(c));
+    ck_assert_str_eq(get(c, "p:alice"), "fresh");
+    cache_drop(c, "p:alice");
+    ck_assert_ptr_null(get(c, "p:alice"));
+    ck_assert_uint_eq(slot.cache_invalidations, 2);
+    put(c, "x", "1");
+    put(c, "y", "2");
+    cache_clear(c);
+    ck_assert_uint_eq(cache_count(c), 0);
+    ck_assert_ptr_null(get(c, "x"));
+    cache_free(c);
+}
+END_TEST
+
+START_TEST(test_disabled)
+{
+    struct cache *c = cache_new(8, NULL); /* starts disabled; no slot is fine */
+
+    ck_assert_int_eq(cache_enabled(c), 0);
+    put(c, "tags", "t");
+    ck_assert_ptr_null(get(c, "tags"));
+    cache_enable(c, 1);
+    put(c, "tags", "t");
+    ck_assert_str_eq(get(c, "tags"), "t");
+    /* Turning it off forgets everything: nothing old is served when it comes back. */
+    cache_enable(c, 0);
+    ck_assert_ptr_null(get(c, "tags"));
+    cache_enable(c, 1);
+    ck_assert_ptr_null(get(c, "tags"));
+    ck_assert_uint_eq(cache_count(c), 0);
+    cache_free(c);
+}
+END_TEST
+
+START_TEST(test_pack)
+{
+    const char *in[4] = {"alice", "a@example.org", NULL, ""};
+    const char *out[4];
+    size_t len;
+    void *v = cache_pack(in, 4, &len);
+
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(cache_unpack(v, len, out, 4), 0);
+    ck_assert_str_eq(out[0], "alice");
+    ck_assert_str_eq(out[1], "a@example.org");
+    ck_assert_ptr_null(out[2]);
+    ck_assert_str_eq(out[3], "");
+    /* A truncated or longer value is not a record of 4. */
+    ck_assert_int_eq(cache_unpack(v, len - 1, out, 4), -1);
+    ck_assert_int_eq(cache_unpack(v, len, out, 3), -1);
+    free(v);
+}
+END_TEST
+
+static Suite *
+cache_suite(void)
+{
+    Suite *s = suite_create("cache");
+    TCase *tc = tcase_create("lru");
+
+    tcase_add_test(tc, test_get_put);
+    tcase_add_test(tc, test_lru_eviction);
+    tcase_add_test(tc, test_invalidation_races);
+    tcase_add_test(tc, test_disabled);
+    tcase_add_test(tc, test_pack);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+#include "check_main.h"
+CHECK_MAIN(cache_suite)

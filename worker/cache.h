@@ -1,0 +1,76 @@
+/*
+ * cache: a worker's private cache of what almost every request reads and
+ * few change (see DESIGN.md, "Beyond one machine"): the user behind a
+ * token, profiles, the followees of a viewer, the tag list.
+ *
+ * A bounded map from a text key to a byte value, least recently used out
+ * first.  Keys name what they hold, and the same names travel in the
+ * invalidations PostgreSQL sends (sql/schema.sql, "Cache notifications"):
+ *     u:<id>        a user (GET /api/user)
+ *     p:<username>  a profile without the viewer's "following"
+ *     f:<id>        the ids a user follows
+ *     tags          the GET /api/tags body
+ *
+ * Coherence.  Every entry is dropped when its invalidation arrives
+ * (cache_sync.c).  A value read from the database while an invalidation
+ * of it was on its way must not be stored after the invalidation: a
+ * reader takes cache_epoch() before it sends its query, and cache_put()
+ * stores nothing when any invalidation happened since.
+ *
+ * A disabled cache (off, or its listening connection down) answers every
+ * lookup with a miss and stores nothing: it never serves what it could
+ * not keep coherent.
+ *
+ * Ownership: the cache copies keys and values.  A value returned by
+ * cache_get() stays valid until the next call that changes the cache.
+ * One event loop uses it: no locking.
+ */
+#ifndef CONDUITD_CACHE_H
+#define CONDUITD_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct worker_slot;
+struct cache;
+
+/* The one fixed key (the others carry an id or a name). */
+#define CACHE_KEY_TAGS "tags"
+
+/* An empty, disabled cache of at most max_entries; NULL without memory. */
+struct cache *cache_new(size_t max_entries, struct worker_slot *slot);
+void cache_free(struct cache *c);
+
+/* Enabling starts empty; disabling drops everything. */
+void cache_enable(struct cache *c, int on);
+int cache_enabled(const struct cache *c);
+
+/* The value of key, or NULL (a miss, counted when enabled). */
+const void *cache_get(struct cache *c, const char *key, size_t *len);
+
+/* To take before the query whose answer will be given to cache_put(). */
+uint64_t cache_epoch(const struct cache *c);
+
+/* Stores a copy, unless disabled or invalidated since epoch. */
+void cache_put(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch);
+
+/* An invalidation: forgets key (whether or not it was cached). */
+void cache_drop(struct cache *c, const char *key);
+
+/* Forgets everything (also an invalidation). */
+void cache_clear(struct cache *c);
+
+/* How many entries are held. */
+size_t cache_count(const struct cache *c);
+
+/*
+ * Values made of a few nullable strings (a user's fields, a profile's):
+ * cache_pack() encodes n of them into a malloc'd buffer (*len bytes; NULL
+ * without memory), cache_unpack() points f[0..n) into such a value (NULL
+ * where the string was NULL) and returns 0, or -1 when the value is not
+ * such a record.
+ */
+void *cache_pack(const char *const *f, int n, size_t *len);
+int cache_unpack(const void *val, size_t len, const char **f, int n);
+
+#endif
