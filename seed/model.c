@@ -302,8 +302,8 @@ model_article_body(const struct model *m, int64_t article, char *out)
 {
     uint64_t h = hash2(m, MODEL_STREAM_ARTICLE_TEXT, article, 0);
     double u = unit(h);
-    /* 250 to ~3,800 characters, half below 700, mean ~1,150: 250 + 3,500 u^3. */
-    size_t len = 250 + (size_t)(3500.0 * (u * u * u));
+    /* 250 to ~3,300 characters, half below 650, mean ~1,000: 250 + 3,000 u^3. */
+    size_t len = 250 + (size_t)(3000.0 * (u * u * u));
 
     return text_prose(h, len, 1, out, MODEL_TEXT_MAX);
 }
@@ -319,8 +319,8 @@ model_comment_body(const struct model *m, int64_t article, int64_t k, char *out)
 {
     uint64_t h = hash2(m, MODEL_STREAM_COMMENT, article, 3 * k + 2);
 
-    /* A line to a few sentences: 20 to ~280 characters. */
-    return text_prose(h, 20 + (size_t)(h % 180), 0, out, MODEL_TEXT_MAX);
+    /* A line to a few sentences: 20 to ~220 characters, ~110 on average. */
+    return text_prose(h, 20 + (size_t)(h % 120), 0, out, MODEL_TEXT_MAX);
 }
 
 size_t

@@ -252,7 +252,7 @@ START_TEST(test_texts)
     ck_assert_uint_ge(lo, 250);
     ck_assert_uint_gt(hi, 3000);
     ck_assert_uint_lt(hi, MODEL_TEXT_MAX);
-    ck_assert(total / 5000 > 900 && total / 5000 < 1500);
+    ck_assert(total / 5000 > 850 && total / 5000 < 1300);
     for (int64_t i = 1; i <= m.d.users; i++) {
         bios += model_user_bio(&m, i, t) > 0;
         images += model_user_image(&m, i, t) > 0;
