@@ -56,12 +56,14 @@ struct run {
 static void
 on_notice(void *arg, const PGresult *r)
 {
+    const struct progress *p = arg;
     const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 
-    (void)arg;
     if (state && strcmp(state, "25001") == 0)
         return;
-    fprintf(stderr, "\nconduit-seed: server says: %s", PQresultErrorMessage(r));
+    /* Below a progress line being redrawn, not on it. */
+    fprintf(stderr, "%sconduit-seed: server says: %s", p->tty && !p->quiet ? "\n" : "",
+            PQresultErrorMessage(r));
 }
 
 /* Runs sql (one or more statements); 0, or -1 with the server's reason in err. */
@@ -314,7 +316,7 @@ summary(struct run *r)
     const struct model *m = &r->m;
     int64_t top_fav = 0, top_com = 0, top_fol = 0;
     char sql[256];
-    double total = 0;
+    double total = progress_now() - r->p.start;
 
     for (int64_t j = 1; j <= m->d.articles; j++) {
         top_fav = m->article_favorites[j] > top_fav ? m->article_favorites[j] : top_fav;
@@ -322,8 +324,6 @@ summary(struct run *r)
     }
     for (int64_t i = 1; i <= m->d.users; i++)
         top_fol = m->user_followers[i] > top_fol ? m->user_followers[i] : top_fol;
-    for (int i = 0; i < r->p.n; i++)
-        total += r->p.stages[i].seconds;
 
     printf("conduit-seed: scale %g, seed %llu loaded into database \"%s\" in %.1f s\n", m->d.scale,
            (unsigned long long)m->d.seed, PQdb(r->pg), total);
@@ -356,11 +356,13 @@ load_run(const struct seed_options *o)
     }
     r->o = o;
     progress_init(&r->p, stderr, o->quiet);
-    if (model_init(&r->m, o->scale, o->seed, r->err, sizeof(r->err)) < 0) {
+    progress_begin(&r->p, "model (who writes, follows, favorites)", -1);
+    if ((c = model_init(&r->m, o->scale, o->seed, r->err, sizeof(r->err))) < 0) {
         fprintf(stderr, "conduit-seed: %s\n", r->err);
-        status = SEED_EXIT_USAGE;
+        status = c == -1 ? SEED_EXIT_USAGE : SEED_EXIT_FAIL;
         goto out;
     }
+    progress_end(&r->p, 0);
     if (parts_split(&r->parts, schema_sql) < 0) {
         fprintf(stderr, "conduit-seed: the embedded schema has no \"-- @@ post-load\" part\n");
         goto out;
@@ -370,7 +372,7 @@ load_run(const struct seed_options *o)
         fprintf(stderr, "conduit-seed: cannot connect to the database: %s", PQerrorMessage(r->pg));
         goto out;
     }
-    PQsetNoticeReceiver(r->pg, on_notice, NULL);
+    PQsetNoticeReceiver(r->pg, on_notice, &r->p);
     if (exec(r, session_sql) < 0)
         goto failed;
     exec(r, lz4_sql);

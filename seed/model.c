@@ -114,7 +114,7 @@ model_init(struct model *m, double scale, uint64_t seed, char *err, size_t errca
         !m->article_favorites || !m->article_comments || !m->seen_article || !m->seen_user) {
         snprintf(err, errcap, "out of memory for scale %g", scale);
         model_free(m);
-        return -1;
+        return -2;
     }
     for (int64_t j = 1; j <= articles; j++) {
         m->user_articles[model_article_author(m, j)]++;

@@ -88,7 +88,7 @@ struct model {
 /*
  * Computes the sizes and the per-user and per-article counts.  -1 with a
  * reason in err when the scale is out of range or too small for exact
- * counts (more follows than pairs of users, ...) or memory runs out.
+ * counts (more follows than pairs of users, ...), -2 when memory runs out.
  */
 int model_init(struct model *m, double scale, uint64_t seed, char *err, size_t errcap);
 void model_free(struct model *m);

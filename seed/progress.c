@@ -53,15 +53,15 @@ draw(struct progress *p, int64_t done, int final)
     if (p->tty)
         fputc('\r', p->out);
     if (p->total < 0) {
-        fprintf(p->out, "  %-34s %8.1f s", s->name, t);
+        fprintf(p->out, "  %-40s %8.1f s", s->name, t);
     } else if (final) {
-        fprintf(p->out, "  %-34s %11lld rows %8.1f s %10.0f rows/s", s->name, (long long)done, t,
+        fprintf(p->out, "  %-40s %11lld rows %8.1f s %10.0f rows/s", s->name, (long long)done, t,
                 t > 0 ? (double)done / t : 0.0);
     } else {
         double rate = t > 0 ? (double)done / t : 0.0;
         if (rate > 0 && done > 0)
             snprintf(eta, sizeof(eta), "ETA %.0f s", (double)(p->total - done) / rate);
-        fprintf(p->out, "  %-34s %11lld / %lld rows %5.1f %% %10.0f rows/s %s", s->name,
+        fprintf(p->out, "  %-40s %11lld / %lld rows %5.1f %% %10.0f rows/s %s", s->name,
                 (long long)done, (long long)p->total,
                 p->total > 0 ? 100.0 * (double)done / (double)p->total : 100.0, rate, eta);
     }

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #define PROGRESS_MAX_STAGES 24
-#define PROGRESS_NAME_MAX 48
+#define PROGRESS_NAME_MAX 64
 
 struct progress_stage {
     char name[PROGRESS_NAME_MAX];
