@@ -182,6 +182,71 @@ START_TEST(test_hash_streams)
 }
 END_TEST
 
+START_TEST(test_popularity)
+{
+    struct dataset d;
+    struct dataset_perm p;
+    int64_t n = 5000, hits[5000] = {0};
+    char *seen = calloc(50001, 1);
+
+    /* Each popularity order is a permutation of the ids: every id once. */
+    dataset_init(&d, 0.1, 11);
+    for (int64_t r = 0; r < d.articles; r++) {
+        int64_t id = dataset_popular_article(&d, r);
+        ck_assert(id >= 1 && id <= d.articles);
+        ck_assert_msg(!seen[id], "article %lld twice", (long long)id);
+        seen[id] = 1;
+    }
+    memset(seen, 0, 50001);
+    for (int64_t r = 0; r < d.users; r++) {
+        int64_t id = dataset_popular_user(&d, r);
+        ck_assert(id >= 1 && id <= d.users && !seen[id]);
+        seen[id] = 1;
+    }
+    free(seen);
+    ck_assert_int_eq(dataset_popular_article(&d, -1), 0);
+    ck_assert_int_eq(dataset_popular_article(&d, d.articles), 0);
+    ck_assert_int_eq(dataset_popular_user(&d, d.users), 0);
+    /* Popular articles are not simply the oldest (lowest ids). */
+    ck_assert_int_gt(dataset_popular_article(&d, 0) + dataset_popular_article(&d, 1) +
+                         dataset_popular_article(&d, 2),
+                     300);
+    /* Another seed, another order. */
+    dataset_init(&d, 0.1, 12);
+    ck_assert(dataset_popular_article(&d, 0) != 0);
+    {
+        struct dataset d11;
+        dataset_init(&d11, 0.1, 11);
+        ck_assert(dataset_popular_article(&d, 0) != dataset_popular_article(&d11, 0) ||
+                  dataset_popular_article(&d, 1) != dataset_popular_article(&d11, 1));
+    }
+    /* n = 1 and n = 2 are permutations too. */
+    dataset_perm_init(&p, 99, 1);
+    ck_assert_int_eq(dataset_perm_apply(&p, 0), 0);
+    dataset_perm_init(&p, 99, 2);
+    ck_assert_int_eq(dataset_perm_apply(&p, 0) + dataset_perm_apply(&p, 1), 1);
+
+    /* The skewed draw: rank 0 gets about 1/sqrt(n) of the draws, the top
+     * 1 % about 10 %, and every rank stays in range. */
+    for (uint64_t i = 0; i < 200000; i++) {
+        int64_t r = dataset_skewed_rank(dataset_hash(5, 77, i), n);
+        ck_assert(r >= 0 && r < n);
+        hits[r]++;
+    }
+    ck_assert_msg(hits[0] > 2400 && hits[0] < 3260, "rank 0: %lld", (long long)hits[0]);
+    {
+        int64_t top = 0;
+        for (int r = 0; r < 50; r++)
+            top += hits[r];
+        ck_assert_msg(top > 19000 && top < 21000, "top 1 %%: %lld", (long long)top);
+    }
+    ck_assert_int_gt(hits[0], 50 * (hits[n / 2] + hits[n / 2 + 1]) / 2);
+    ck_assert_int_eq(dataset_skewed_rank(UINT64_MAX, n), n - 1);
+    ck_assert_int_eq(dataset_skewed_rank(0, n), 0);
+    ck_assert_int_eq(dataset_skewed_rank(12345, 0), 0);
+}
+END_TEST
+
 static Suite *
 dataset_suite(void)
 {
@@ -194,6 +259,7 @@ dataset_suite(void)
     tcase_add_test(tc, test_slugs);
     tcase_add_test(tc, test_tags);
     tcase_add_test(tc, test_hash_streams);
+    tcase_add_test(tc, test_popularity);
     suite_add_tcase(s, tc);
     return s;
 }
