@@ -5,6 +5,7 @@
 
 #include "worker/api.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,23 +146,34 @@ api_comment_object(struct evbuffer *b, const PGresult *r, int row)
 }
 
 int
+api_parse_int(const char *s, long min, long max, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno == ERANGE || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int
 api_query_int(struct http_ctx *c, const char *name, long def, long min, long max, long *out)
 {
     const char *s = http_query(c, name);
-    char *end;
-    long v;
     char msg[96];
 
     *out = def;
     if (!s)
         return 0;
-    v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < min || v > max) {
+    if (api_parse_int(s, min, max, out) < 0) {
+        *out = def;
         snprintf(msg, sizeof(msg), "%s must be an integer from %ld to %ld", name, min, max);
         http_error(c, 422, msg);
         return -1;
     }
-    *out = v;
     return 0;
 }
 

@@ -75,6 +75,9 @@ void api_comment_object(struct evbuffer *b, const PGresult *r, int row);
  */
 int api_query_int(struct http_ctx *c, const char *name, long def, long min, long max, long *out);
 
+/* The parsing part of it, pure: -1 unless s is a whole decimal in [min, max]. */
+int api_parse_int(const char *s, long min, long max, long *out);
+
 /* Formats v as decimal into buf (24 bytes); returns buf. */
 const char *api_itoa(int64_t v, char buf[24]);
 
