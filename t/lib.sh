@@ -197,3 +197,34 @@ healthz_worker() {
 }
 
 has_test_hooks() { "$CONDUITD" -V | grep -q 'test-hooks'; }
+
+# ------------------------------------------------------------ load
+# The fault tests put the server under a bounded load with t/loadgen (a
+# small C client: see its header for the flags and the figures it prints).
+LOADGEN=${LOADGEN:-$(pwd)/t/loadgen}
+has_loadgen() { [ -x "$LOADGEN" ]; }
+
+# load_start NAME [LOADGEN FLAGS...]: runs it in the background against
+# $PORT; the figures go to $T/NAME.out.  LOAD_PID is its pid.
+load_start() {
+    _ln=$1; shift
+    has_loadgen || bail "t/loadgen is not built ($LOADGEN)"
+    "$LOADGEN" -p "$PORT" "$@" >"$T/$_ln.out" 2>"$T/$_ln.err" &
+    LOAD_PID=$!
+}
+
+# load_wait NAME [PID]: waits for it and sets L_<figure> for each figure
+# it printed (L_requests, L_failed, L_p99_ms, ...).
+load_wait() {
+    wait "${2:-$LOAD_PID}" || fail "loadgen $1 exited with $?: $(cat "$T/$1.err")"
+    note "load $1: $(cat "$T/$1.out")"
+    for _kv in $(cat "$T/$1.out"); do
+        case $_kv in *=*) eval "L_${_kv%%=*}=\${_kv#*=}" ;; esac
+    done
+}
+
+# ms_now: wall-clock milliseconds, the clock of loadgen's CSV (-o).
+ms_now() { date +%s%3N; }
+
+# fcmp A OP B: compares two decimal numbers with awk ("<", "<=", ">", ...).
+fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }

@@ -27,6 +27,7 @@
 
 #define HEARTBEAT_MS 250
 #define ACCEPT_RETRY_MS 100
+#define READY_WAIT_MS 5000 /* ready by then even if the pool is still connecting */
 
 struct worker {
     struct event_base *base;
@@ -46,7 +47,10 @@ struct worker {
     struct event *heartbeat;
     struct event *accept_retry;
     struct event *drain_deadline;
+    struct event *ready_wait;
     struct event *signals[5];
+    int generation;
+    int ready;
 };
 
 /* One per process; file scope so that callbacks with foreign args find it. */
@@ -172,7 +176,7 @@ on_accept_retry(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (!w->draining)
+    if (w->ready && !w->draining)
         set_accepting(w, 1);
 }
 
@@ -295,9 +299,13 @@ setup_http(struct worker *w, struct listener_set *ls)
             log_error("cannot open a reuseport socket on %s: %s", l->name, strerror(errno));
             return -1;
         }
-        /* Backlog 0: the socket already listens. */
-        w->listener[i] = evconnlistener_new(w->base, NULL, NULL,
-                                            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+        /*
+         * Backlog 0: the socket already listens.  Disabled until the worker
+         * is ready (become_ready): what it accepted before could only get 503.
+         */
+        w->listener[i] = evconnlistener_new(
+            w->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_DISABLED,
+            0, fd);
         if (!w->listener[i])
             return -1;
         evconnlistener_set_error_cb(w->listener[i], on_accept_error);
@@ -307,6 +315,35 @@ setup_http(struct worker *w, struct listener_set *ls)
         w->nbound++;
     }
     return 0;
+}
+
+/*
+ * Readiness is what the master waits for before it retires the old
+ * generation of a reload: the new worker says so once its database pool
+ * can take queries (or PostgreSQL is found down, or READY_WAIT_MS passed).
+ */
+static void
+become_ready(void *arg)
+{
+    struct worker *w = arg;
+
+    if (w->ready)
+        return;
+    w->ready = 1;
+    evtimer_del(w->ready_wait);
+    if (!w->draining)
+        set_accepting(w, 1);
+    atomic_store(&w->slot->state, SLOT_READY);
+    log_debug("ready (generation %d, %d database connection(s) up)", w->generation,
+              db_pool_ready(w->db));
+}
+
+static void
+on_ready_wait(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    become_ready(arg);
 }
 
 /*
@@ -358,6 +395,8 @@ teardown(struct worker *w)
         event_free(w->accept_retry);
     if (w->drain_deadline)
         event_free(w->drain_deadline);
+    if (w->ready_wait)
+        event_free(w->ready_wait);
     if (w->scratch)
         evbuffer_free(w->scratch);
     if (w->base)
@@ -389,7 +428,9 @@ worker_main(const struct worker_args *a)
     w->heartbeat = event_new(w->base, -1, EV_PERSIST, on_heartbeat, w);
     w->accept_retry = evtimer_new(w->base, on_accept_retry, w);
     w->drain_deadline = evtimer_new(w->base, on_drain_deadline, w);
-    if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || event_add(w->heartbeat, &hb) < 0 ||
+    w->ready_wait = evtimer_new(w->base, on_ready_wait, w);
+    if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || !w->ready_wait ||
+        event_add(w->heartbeat, &hb) < 0 ||
         setup_signals(w) < 0)
         fatal("cannot create the loop's events");
 
@@ -403,8 +444,12 @@ worker_main(const struct worker_args *a)
         exit(WORKER_EXIT_FATAL);
     }
 
-    atomic_store(&w->slot->state, SLOT_READY);
-    log_debug("ready (generation %d)", a->generation);
+    w->generation = a->generation;
+    {
+        struct timeval tv = {READY_WAIT_MS / 1000, (READY_WAIT_MS % 1000) * 1000};
+        evtimer_add(w->ready_wait, &tv);
+    }
+    db_pool_on_settled(w->db, become_ready, w);
     if (event_base_dispatch(w->base) < 0)
         status = 1;
     log_info("exiting");
