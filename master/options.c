@@ -27,6 +27,8 @@ enum {
     OPT_MAX_BODY_SIZE,
     OPT_MAX_HEADER_SIZE,
     OPT_IDLE_TIMEOUT,
+    OPT_HEADER_TIMEOUT,
+    OPT_MAX_CONNECTIONS,
     OPT_DB,
     OPT_POOL,
     OPT_POOL_QUEUE,
@@ -58,6 +60,8 @@ static const struct option long_options[] = {
     {"max-body-size", required_argument, NULL, OPT_MAX_BODY_SIZE},
     {"max-header-size", required_argument, NULL, OPT_MAX_HEADER_SIZE},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+    {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
     {"db", required_argument, NULL, OPT_DB},
     {"pool", required_argument, NULL, OPT_POOL},
     {"pool-queue", required_argument, NULL, OPT_POOL_QUEUE},
@@ -89,6 +93,8 @@ static const struct {
     {OPT_MAX_BODY_SIZE, "max_body_size"},
     {OPT_MAX_HEADER_SIZE, "max_header_size"},
     {OPT_IDLE_TIMEOUT, "idle_timeout"},
+    {OPT_HEADER_TIMEOUT, "header_timeout"},
+    {OPT_MAX_CONNECTIONS, "max_connections"},
     {OPT_DB, "db"},
     {OPT_POOL, "pool"},
     {OPT_POOL_QUEUE, "pool_queue"},
@@ -322,6 +328,8 @@ options_usage(FILE *out)
           "      --max-body-size N   largest request body in bytes (1048576)\n"
           "      --max-header-size N largest header block in bytes (16384)\n"
           "      --idle-timeout S    keep-alive idle timeout (60)\n"
+          "      --header-timeout S  time to send a whole request once begun (10)\n"
+          "      --max-connections N client connections per worker (10000)\n"
           "      --db CONNINFO       PostgreSQL connection string\n"
           "      --pool K            database connections per worker (4)\n"
           "      --pool-queue N      requests waiting for a connection per worker (1024)\n"

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -22,12 +23,14 @@
 #include "common/proctitle.h"
 #include "common/scoreboard.h"
 #include "worker/bcrypt_pool.h"
+#include "worker/conn.h"
 #include "worker/db.h"
 #include "worker/http.h"
 
 #define HEARTBEAT_MS 250
 #define ACCEPT_RETRY_MS 100
 #define READY_WAIT_MS 5000 /* ready by then even if the pool is still connecting */
+#define FD_RESERVE 64        /* descriptors kept for the pool, the log, the threads */
 
 struct worker {
     struct event_base *base;
@@ -51,6 +54,8 @@ struct worker {
     struct event *signals[5];
     int generation;
     int ready;
+    int at_cap;        /* max_connections reached: accepts paused */
+    int tearing_down;  /* evhttp_free() runs: connection news are ignored */
 };
 
 /* One per process; file scope so that callbacks with foreign args find it. */
@@ -63,11 +68,15 @@ worker_request_begin(struct worker *w)
     atomic_store_explicit(&w->slot->in_flight, w->in_flight, memory_order_relaxed);
 }
 
-/* A draining worker exits once nothing is in flight and every reply is written. */
+/*
+ * A draining worker exits once nothing is in flight, every reply is
+ * written, and no connection is in the middle of sending a request (one
+ * accepted just before the drain began is served, not dropped).
+ */
 static void
 exit_if_drained(struct worker *w)
 {
-    if (w->draining && w->in_flight == 0 && w->sending == 0)
+    if (w->draining && w->in_flight == 0 && w->sending == 0 && conn_active() == 0)
         event_base_loopexit(w->base, NULL);
 }
 
@@ -176,7 +185,7 @@ on_accept_retry(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (w->ready && !w->draining)
+    if (w->ready && !w->draining && !w->at_cap)
         set_accepting(w, 1);
 }
 
@@ -197,6 +206,24 @@ on_accept_error(struct evconnlistener *l, void *arg)
     log_warning("accept failed: %s; pausing accepts for %d ms", strerror(err), ACCEPT_RETRY_MS);
     set_accepting(w, 0);
     event_add(w->accept_retry, &tv);
+}
+
+/* conn.c's news: full 1 (cap reached), 0 (below it again), -1 (one closed or idle). */
+static void
+on_conn_event(int full, void *arg)
+{
+    struct worker *w = arg;
+
+    if (w->tearing_down)
+        return;
+    if (full >= 0) {
+        w->at_cap = full;
+        if (full)
+            set_accepting(w, 0);
+        else if (w->ready && !w->draining)
+            set_accepting(w, 1);
+    }
+    exit_if_drained(w);
 }
 
 static void
@@ -233,7 +260,9 @@ drain(struct worker *w)
     w->draining = 1;
     atomic_store(&w->slot->state, SLOT_DRAINING);
     stop_accepting(w);
-    log_info("draining: %lld request(s) in flight", (long long)w->in_flight);
+    conn_drain();
+    log_info("draining: %lld request(s) in flight, %d connection(s) open", (long long)w->in_flight,
+             conn_count());
     event_add(w->drain_deadline, &tv);
     exit_if_drained(w);
 }
@@ -275,14 +304,36 @@ setup_signals(struct worker *w)
     return 0;
 }
 
+/*
+ * The connection cap: max_connections, but never so close to the open
+ * file limit that accept() would fail with EMFILE (in a loop, at full CPU).
+ */
+static int
+connection_cap(const struct config *c)
+{
+    struct rlimit rl;
+    int cap = c->max_connections;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)cap + FD_RESERVE > rl.rlim_cur) {
+        int fit = rl.rlim_cur > 2 * FD_RESERVE ? (int)(rl.rlim_cur - FD_RESERVE) : FD_RESERVE;
+        log_info("max_connections %d lowered to %d: the open file limit is %llu", cap, fit,
+                 (unsigned long long)rl.rlim_cur);
+        cap = fit;
+    }
+    return cap;
+}
+
 static int
 setup_http(struct worker *w, struct listener_set *ls)
 {
     const struct config *c = w->cfg;
 
     w->http = evhttp_new(w->base);
-    if (!w->http)
+    if (!w->http ||
+        conn_init(w->base, connection_cap(c), c->header_timeout, on_conn_event, w) < 0)
         return -1;
+    evhttp_set_bevcb(w->http, conn_bevcb, NULL);
     evhttp_set_max_body_size(w->http, c->max_body_size);
     evhttp_set_max_headers_size(w->http, c->max_header_size);
     evhttp_set_timeout(w->http, c->idle_timeout);
@@ -331,7 +382,7 @@ become_ready(void *arg)
         return;
     w->ready = 1;
     evtimer_del(w->ready_wait);
-    if (!w->draining)
+    if (!w->draining && !w->at_cap)
         set_accepting(w, 1);
     atomic_store(&w->slot->state, SLOT_READY);
     log_debug("ready (generation %d, %d database connection(s) up)", w->generation,
@@ -384,8 +435,10 @@ teardown(struct worker *w)
     http_abort_all(); /* before the pools: a ctx's state may hold their jobs */
     bcrypt_pool_free(w->bcrypt);
     db_pool_free(w->db);
+    w->tearing_down = 1;
     if (w->http)
         evhttp_free(w->http); /* closes every connection still open */
+    conn_shutdown();
     for (size_t i = 0; i < sizeof(w->signals) / sizeof(w->signals[0]); i++)
         if (w->signals[i])
             event_free(w->signals[i]);
