@@ -19,6 +19,9 @@
 
 enum phase { FRESH, RECEIVING, BUSY, IDLE };
 
+/* Draining: a client that connected just before has this long to begin. */
+#define DRAIN_GRACE_MS 1000
+
 struct conn {
     struct conn *prev, *next; /* every record, attached or not */
     struct bufferevent *bev;
@@ -101,10 +104,10 @@ on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
     (void)buf;
     if (info->n_added == 0)
         return;
-    if (c->phase == IDLE)
+    if (c->phase == IDLE || c->phase == FRESH) {
         evtimer_add(c->deadline, &C.header_timeout);
-    if (c->phase == IDLE || c->phase == FRESH)
         set_phase(c, RECEIVING);
+    }
 }
 
 static void
@@ -210,8 +213,8 @@ conn_bevcb(struct event_base *base, void *arg)
     bufferevent_incref(c->bev);
     c->fd = -1;
     c->phase = IDLE;
+    /* Until its first byte it is idle: evhttp's idle timeout closes it. */
     set_phase(c, FRESH);
-    evtimer_add(c->deadline, &C.header_timeout);
     c->next = C.all;
     if (C.all)
         C.all->prev = c;
@@ -276,10 +279,15 @@ conn_request_end(struct evhttp_connection *evcon)
 void
 conn_drain(void)
 {
+    struct timeval grace = {DRAIN_GRACE_MS / 1000, (DRAIN_GRACE_MS % 1000) * 1000};
+
     C.draining = 1;
-    for (struct conn *c = C.all; c; c = c->next)
+    for (struct conn *c = C.all; c; c = c->next) {
         if (c->evcon && c->phase == IDLE)
             cut(c);
+        else if (c->phase == FRESH)
+            evtimer_add(c->deadline, &grace);
+    }
 }
 
 int

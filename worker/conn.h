@@ -13,13 +13,14 @@
  * conn_request_begin() instead of setting that callback itself.
  *
  * A connection is in one of four phases:
- *   FRESH      accepted, no byte yet        header deadline running
+ *   FRESH      accepted, no byte yet        evhttp's idle timeout
  *   RECEIVING  bytes of a request arrived   header deadline running
  *   BUSY       dispatched, reply not sent   no deadline (the handler's)
  *   IDLE       reply sent, kept alive       evhttp's idle timeout
- * A FRESH or RECEIVING connection past its deadline is shut down (evhttp
- * then frees it as it would for a client that hung up).  Draining closes
- * IDLE connections at once and lets the others finish their request.
+ * A RECEIVING connection past its deadline is shut down (evhttp then
+ * frees it as it would for a client that hung up).  Draining closes IDLE
+ * connections at once, gives FRESH ones a second to begin a request, and
+ * lets the others finish theirs.
  *
  * Ownership: evhttp owns the connections; this module owns one small
  * record per connection, freed in the close callback.
