@@ -12,7 +12,9 @@
  * With -w (implies -k) every connection first asks GET /healthz, to learn
  * which worker pid holds it; a failed request is then charged to that pid.
  * No request is ever retried: a failure is whatever did not end in a
- * complete response (refused, reset, closed early, timed out).
+ * complete response (refused, reset, closed early, timed out).  As every
+ * HTTP client does, a kept-alive connection that the server closed while
+ * it sat idle is replaced before a request is sent on it.
  *
  * IDLE connections are opened and never sent a byte; SLOW connections send
  * a request header one byte every 500 ms and never finish it (slowloris).
@@ -239,9 +241,27 @@ may_start(int64_t now)
     return 1;
 }
 
+/*
+ * A kept-alive connection the server closed while it sat idle on our side
+ * is not reused: like any HTTP client, open a new one.  (A request sent on
+ * it would fail, but no request was lost: none was sent before the close.)
+ */
+static int
+closed_while_idle(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
+}
+
 static void
 start_request(struct conn *c, int64_t now)
 {
+    if (c->fd >= 0 && closed_while_idle(c->fd)) {
+        close_hard(c->fd);
+        c->fd = -1;
+        c->learned = 0;
+    }
     c->probing = opt.learn_pid && !c->learned;
     c->req = c->probing ? probe_req : client_req;
     c->reqlen = c->probing ? probe_reqlen : client_reqlen;
@@ -573,7 +593,9 @@ main(int argc, char **argv)
             end_us = now, hard_end_us = now + (int64_t)opt.timeout_ms * 1000 + 1000000;
         if (now >= end_us)
             opt.seconds = (double)(end_us - t0) / 1e6; /* no new request */
-        for (int i = 0; i < nconns; i++) {
+        /* Rotate who goes first, so a rate limit starves no connection. */
+        for (int k = 0, first = (int)(st.started % (nconns ? nconns : 1)); k < nconns; k++) {
+            int i = (first + k) % nconns;
             struct conn *c = &conns[i];
             if (c->kind == 0 && c->state == C_FREE && may_start(now))
                 start_request(c, now);

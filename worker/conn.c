@@ -19,7 +19,12 @@
 
 enum phase { FRESH, RECEIVING, BUSY, IDLE };
 
-/* Draining: a client that connected just before has this long to begin. */
+/*
+ * Draining: a client that connected just before, or that holds a kept-alive
+ * connection, has this long to begin a request; it is then served (with
+ * "Connection: close").  Closing an idle kept-alive connection at once
+ * would lose the request its client may be sending at that very moment.
+ */
 #define DRAIN_GRACE_MS 1000
 
 struct conn {
@@ -283,9 +288,9 @@ conn_drain(void)
 
     C.draining = 1;
     for (struct conn *c = C.all; c; c = c->next) {
-        if (c->evcon && c->phase == IDLE)
-            cut(c);
-        else if (c->phase == FRESH)
+        if (c->phase == IDLE)
+            set_phase(c, FRESH); /* the drain waits for it, at most the grace */
+        if (c->phase == FRESH)
             evtimer_add(c->deadline, &grace);
     }
 }

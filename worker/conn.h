@@ -18,9 +18,10 @@
  *   BUSY       dispatched, reply not sent   no deadline (the handler's)
  *   IDLE       reply sent, kept alive       evhttp's idle timeout
  * A RECEIVING connection past its deadline is shut down (evhttp then
- * frees it as it would for a client that hung up).  Draining closes IDLE
- * connections at once, gives FRESH ones a second to begin a request, and
- * lets the others finish theirs.
+ * frees it as it would for a client that hung up).  Draining gives IDLE
+ * and FRESH connections a second to begin a request (served, then closed)
+ * and lets the others finish theirs; every reply then says
+ * "Connection: close".
  *
  * Ownership: evhttp owns the connections; this module owns one small
  * record per connection, freed in the close callback.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # HUP under load: ten reloads, one a second, each starting a new generation
 # of workers (the count alternating 3, 2, 3, ...) while a bounded load of
-# requests that go to PostgreSQL runs.  Pass: 0 failed requests (every one
+# requests that go to PostgreSQL runs, on new and on kept-alive connections.  Pass: 0 failed requests (every one
 # a 200), and the last generation alone serves at the end.  Then a broken
 # config on HUP is logged and the old one kept.
 . "$top_srcdir/t/lib.sh"
@@ -17,14 +17,23 @@ old=$(worker_pids | sort | tr '\n' ' ')
 
 # A new connection per request, 600 requests/s, for the 10 s of reloads
 # and a little more: GET /api/tags reads the database.
-load_start hup -c 8 -r 600 -d 12 -u /api/tags -t 5000 -o "$T/hup.csv"
+load_start hup -c 8 -r 600 -d 12 -u /api/tags -t 5000
+hup_pid=$LOAD_PID
+# And kept-alive clients, whose idle connections a retiring worker must
+# not drop while a request is on its way.
+load_start hupkeep -k -c 4 -r 300 -d 12 -u /api/tags -t 5000
+keep_pid=$LOAD_PID
 sleep 0.5
 for i in 1 2 3 4 5 6 7 8 9 10; do
     echo "workers = $((2 + i % 2))" >"$T/conduitd.conf"
     kill -HUP "$CONDUITD_PID"
     sleep 1
 done
-load_wait hup
+load_wait hupkeep "$keep_pid"
+note "kept-alive clients across the 10 reloads: $L_requests requests, $L_failed failed"
+is "0 failed requests on kept-alive connections" "$L_failed" 0
+is "every kept-alive request answered 200" "$L_s2xx" "$L_requests"
+load_wait hup "$hup_pid"
 n_reloads=$(grep -c 'reload complete' "$T/conduitd.log")
 note "10 HUPs in 10 s: $n_reloads reload(s) completed, $L_requests requests, $L_failed failed, p99 $L_p99_ms ms"
 is "0 failed requests across 10 reloads" "$L_failed" 0
