@@ -228,3 +228,20 @@ ms_now() { date +%s%3N; }
 
 # fcmp A OP B: compares two decimal numbers with awk ("<", "<=", ">", ...).
 fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
+
+# ------------------------------------------------------------ tokens
+# The --dev secret every test server signs with: forged tokens use it.
+SECRET=conduitd-development-secret-not-for-production-use
+b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
+b64url_dec() {
+    _s=$(printf '%s' "$1" | tr '_-' '/+')
+    case $((${#_s} % 4)) in 2) _s="$_s==" ;; 3) _s="$_s=" ;; esac
+    printf '%s' "$_s" | openssl base64 -d -A 2>/dev/null
+}
+# jwt HEADER_JSON PAYLOAD_JSON [SECRET]: an HS256 token.
+jwt() {
+    _jh=$(printf '%s' "$1" | b64url)
+    _jp=$(printf '%s' "$2" | b64url)
+    _js=$(printf '%s' "$_jh.$_jp" | openssl dgst -sha256 -hmac "${3:-$SECRET}" -binary | b64url)
+    printf '%s' "$_jh.$_jp.$_js"
+}

@@ -52,6 +52,13 @@ void api_tags_list(struct http_ctx *c);
  */
 int api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res);
 
+/*
+ * For a write's callback: 23503 (a foreign key's row is gone) answered and
+ * 1 returned, else 0.  The caller's own user row gone (a valid token of a
+ * deleted user): 401; the article or user written about: 404.
+ */
+int api_fk_gone(struct http_ctx *c, enum db_status st, const PGresult *res);
+
 /* Sends the query with the ctx as the callback argument. */
 void api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb);
 
