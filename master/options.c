@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Long options that map one to one onto config keys. */
 enum {
@@ -222,6 +223,26 @@ options_free(struct options *o)
     memset(o, 0, sizeof(*o));
 }
 
+/*
+ * A file that holds the JWT secret must not be open to every user: anyone
+ * who reads the secret can sign a token for any account.  Refused (as ssh
+ * refuses an exposed private key) rather than warned about, so that a
+ * mistake cannot go unnoticed in a log.
+ */
+static int
+secret_file_exposed(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (stat(path, &st) < 0 || !(st.st_mode & (S_IROTH | S_IWOTH)))
+        return 0;
+    seterr(err, errlen,
+           "%s holds jwt_secret and is %s by every user: chmod o-rwx %s (or move the "
+           "secret to CONDUITD_JWT_SECRET)",
+           path, st.st_mode & S_IROTH ? "readable" : "writable", path);
+    return -1;
+}
+
 int
 options_resolve(const struct options *o, struct config *out, char *err, size_t errlen)
 {
@@ -230,6 +251,9 @@ options_resolve(const struct options *o, struct config *out, char *err, size_t e
     config_init(&c);
 
     if (o->config_file != NULL && config_load_file(&c, o->config_file, err, errlen) < 0)
+        goto fail;
+    if (o->config_file != NULL && c.jwt_secret != NULL &&
+        secret_file_exposed(o->config_file, err, errlen) < 0)
         goto fail;
 
     const char *secret = getenv("CONDUITD_JWT_SECRET");

@@ -81,7 +81,18 @@ stop_pid() {
     wait "$_p" 2>/dev/null || true
 }
 
+# Every test's server logs are kept (LOG_ARCHIVE, set by make check) for
+# t/integration/logs.sh, which greps them for secrets at the end.
+archive_logs() {
+    [ -n "${LOG_ARCHIVE:-}" ] && [ -d "$LOG_ARCHIVE" ] || return 0
+    for _f in "$T"/*.log "$T"/*.out; do
+        [ -f "$_f" ] && cp "$_f" "$LOG_ARCHIVE/$TEST_NAME.$$.$(basename "$_f")"
+    done
+    return 0
+}
+
 cleanup() {
+    archive_logs
     if [ -n "$CONDUITD_PID" ]; then
         # Workers of a master killed with -9 would be orphans: take them too.
         for _w in $(worker_pids 2>/dev/null); do kill -KILL "$_w" 2>/dev/null; done

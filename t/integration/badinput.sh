@@ -70,9 +70,9 @@ raw PUT /api/user "" "Token $TOK" -H 'Content-Type: application/json' --data-bin
 expect "a 2 MB body with Expect: 100-continue" 413
 big=$(head -c 20000 /dev/zero | tr '\0' x)
 raw GET /api/articles "" "" -H "X-Big: $big"
-expect "a 20 kB header (limit 16 kB)" 413 400 431
+expect "a 20 kB header (limit 16 kB; libevent 2.1 answers 400 itself)" 400
 raw GET "/api/articles?tag=$big" ""
-expect "a 20 kB request line" 413 400 414
+expect "a 20 kB request line (libevent 2.1: 400)" 400
 raw POST /api/articles "" "Token $TOK" -H 'Content-Type: application/json' -H 'Content-Length: 99999999999' --data-binary '{}'
 expect "a Content-Length far over the limit" 413 400
 class_end
