@@ -665,5 +665,10 @@ main(int argc, char **argv)
     report((double)(now_us() - t0) / 1e6);
     if (csv)
         fclose(csv);
+    free(st.lat);
+    free(client_req);
+    free(probe_req);
+    free(pfd);
+    free(conns);
     return 0;
 }
