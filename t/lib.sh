@@ -208,6 +208,8 @@ healthz_worker() {
 }
 
 has_test_hooks() { "$CONDUITD" -V | grep -q 'test-hooks'; }
+# A SANITIZE=1 build: latency and memory figures are ASan's, not the server's.
+is_sanitized() { "$CONDUITD" -V | grep -q 'sanitizers'; }
 
 # ------------------------------------------------------------ load
 # The fault tests put the server under a bounded load with t/loadgen (a

@@ -52,7 +52,7 @@ enum cstate { C_FREE, C_CONNECTING, C_SENDING, C_READING, C_IDLE_HOLD, C_SLOW };
 struct conn {
     enum cstate state;
     int fd;
-    int kind; /* 0 client, 1 idle, 2 slow */
+    int kind;    /* 0 client, 1 idle, 2 slow */
     int learned; /* -w: the /healthz answer told the pid */
     int probing; /* -w: the request in flight is the /healthz probe */
     int reused;  /* a request was already answered on this connection */
@@ -78,8 +78,8 @@ static struct {
     const char *headers[8];
     int nheaders;
     int timeout_ms;
-} opt = {"127.0.0.1", 0, 8, 0, 0, 10, 0, 0, 0, 0, "GET", "/healthz", NULL, NULL, NULL,
-         {0},         0, 10000};
+} opt = {"127.0.0.1", 0,     8,          0,    0,    10,   0,   0, 0,
+         0,           "GET", "/healthz", NULL, NULL, NULL, {0}, 0, 10000};
 
 static struct {
     long started, ok, failed, timeouts, s2xx, s3xx, s4xx, s503, s5xx, retry_after_missing;
@@ -111,8 +111,7 @@ now_us(void)
 }
 
 static char *
-build_request(const char *method, const char *path, const char *body, int keepalive,
-              size_t *len)
+build_request(const char *method, const char *path, const char *body, int keepalive, size_t *len)
 {
     size_t cap = 4096 + (body ? strlen(body) : 0);
     char *r = malloc(cap);
@@ -222,8 +221,8 @@ record(struct conn *c, int status, int retry_after)
         struct timespec wall;
         clock_gettime(CLOCK_REALTIME, &wall);
         fprintf(csv, "%lld,%d,%lld,%d,%ld\n",
-                (long long)wall.tv_sec * 1000 + wall.tv_nsec / 1000000, status,
-                (long long)lat, retry_after, c->learned ? c->pid : 0L);
+                (long long)wall.tv_sec * 1000 + wall.tv_nsec / 1000000, status, (long long)lat,
+                retry_after, c->learned ? c->pid : 0L);
     }
 }
 
@@ -527,27 +526,60 @@ main(int argc, char **argv)
 
     while ((ch = getopt(argc, argv, "p:c:d:n:r:kwm:u:b:H:t:s:o:I:S:h:")) != -1) {
         switch (ch) {
-        case 'p': opt.port = atoi(optarg); break;
-        case 'h': opt.host = optarg; break;
-        case 'c': opt.conns = atoi(optarg); break;
-        case 'd': opt.seconds = atof(optarg); break;
-        case 'n': opt.max_requests = atol(optarg); break;
-        case 'r': opt.rate = atof(optarg); break;
-        case 'k': opt.keepalive = 1; break;
-        case 'w': opt.learn_pid = opt.keepalive = 1; break;
-        case 'm': opt.method = optarg; break;
-        case 'u': opt.path = optarg; break;
-        case 'b': opt.body = optarg; break;
+        case 'p':
+            opt.port = atoi(optarg);
+            break;
+        case 'h':
+            opt.host = optarg;
+            break;
+        case 'c':
+            opt.conns = atoi(optarg);
+            break;
+        case 'd':
+            opt.seconds = atof(optarg);
+            break;
+        case 'n':
+            opt.max_requests = atol(optarg);
+            break;
+        case 'r':
+            opt.rate = atof(optarg);
+            break;
+        case 'k':
+            opt.keepalive = 1;
+            break;
+        case 'w':
+            opt.learn_pid = opt.keepalive = 1;
+            break;
+        case 'm':
+            opt.method = optarg;
+            break;
+        case 'u':
+            opt.path = optarg;
+            break;
+        case 'b':
+            opt.body = optarg;
+            break;
         case 'H':
             if (opt.nheaders < 8)
                 opt.headers[opt.nheaders++] = optarg;
             break;
-        case 't': opt.timeout_ms = atoi(optarg); break;
-        case 's': opt.stopfile = optarg; break;
-        case 'o': opt.csv = optarg; break;
-        case 'I': opt.idle = atoi(optarg); break;
-        case 'S': opt.slow = atoi(optarg); break;
-        default: usage();
+        case 't':
+            opt.timeout_ms = atoi(optarg);
+            break;
+        case 's':
+            opt.stopfile = optarg;
+            break;
+        case 'o':
+            opt.csv = optarg;
+            break;
+        case 'I':
+            opt.idle = atoi(optarg);
+            break;
+        case 'S':
+            opt.slow = atoi(optarg);
+            break;
+        default:
+            usage();
         }
     }
     /* Loopback only: this tool must never load another machine. */
@@ -599,8 +631,8 @@ main(int argc, char **argv)
             struct conn *c = &conns[i];
             if (c->kind == 0 && c->state == C_FREE && may_start(now))
                 start_request(c, now);
-            if (c->kind == 0 && (c->state == C_CONNECTING || c->state == C_SENDING ||
-                                 c->state == C_READING)) {
+            if (c->kind == 0 &&
+                (c->state == C_CONNECTING || c->state == C_SENDING || c->state == C_READING)) {
                 if (now - c->started_us > (int64_t)opt.timeout_ms * 1000) {
                     if (!c->probing)
                         record(c, -1, 0);

@@ -42,8 +42,8 @@
 
 /* What an article write carries between its query and a retry of it. */
 struct art_req {
-    cJSON *doc;  /* the parsed body; title, description, body point into it */
-    char *tags;  /* tagList joined by 0x1f; NULL when not given */
+    cJSON *doc; /* the parsed body; title, description, body point into it */
+    char *tags; /* tagList joined by 0x1f; NULL when not given */
     char base[SLUG_MAX_BASE + 1];
     char viewer[24];
     const char *params[NPARAMS_MAX];
@@ -417,8 +417,7 @@ on_created(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
 
-    if (retry_once(c, st, res, on_created) || api_fk_gone(c, st, res) ||
-        api_db_failed(c, st, res))
+    if (retry_once(c, st, res, on_created) || api_fk_gone(c, st, res) || api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
         /* The insert happened but the author's row was not found: gone. */
@@ -487,8 +486,7 @@ api_article_update(struct http_ctx *c)
         !(o = reqbody_object(c, "article", &a->doc)))
         return;
     if (reqbody_string(c, o, "title", REQBODY_NONEMPTY, &title, &has_title) < 0 ||
-        reqbody_string(c, o, "description", REQBODY_NONEMPTY, &description, &has_description) <
-            0 ||
+        reqbody_string(c, o, "description", REQBODY_NONEMPTY, &description, &has_description) < 0 ||
         reqbody_string(c, o, "body", REQBODY_NONEMPTY, &body, &has_body) < 0 ||
         read_tags(c, o, a) < 0)
         return;

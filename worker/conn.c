@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -49,6 +50,7 @@ static struct {
     int cap;
     int full;
     int draining;
+    time_t last_full_log;
     struct timeval header_timeout;
     struct event *attach; /* runs right after evhttp has set a connection up */
     int pending;          /* records created and not attached yet */
@@ -228,8 +230,16 @@ conn_bevcb(struct event_base *base, void *arg)
     C.pending++;
     event_active(C.attach, EV_TIMEOUT, 0);
     if (!C.full && C.n >= C.cap) {
+        struct timeval now;
         C.full = 1;
-        log_warning("%d connections open, the most this worker takes: pausing accepts", C.n);
+        /* Under a flood the cap is hit again and again: say so once a minute. */
+        event_base_gettimeofday_cached(base, &now);
+        if (now.tv_sec - C.last_full_log >= 60) {
+            C.last_full_log = now.tv_sec;
+            log_warning("%d connections open, the most this worker takes (max_connections): "
+                        "pausing accepts until one closes",
+                        C.n);
+        }
         if (C.notify)
             C.notify(1, C.arg);
     }
@@ -308,8 +318,8 @@ conn_active(void)
 }
 
 int
-conn_init(struct event_base *base, int cap, int header_timeout,
-          void (*notify)(int full, void *arg), void *arg)
+conn_init(struct event_base *base, int cap, int header_timeout, void (*notify)(int full, void *arg),
+          void *arg)
 {
     struct rlimit rl;
 
@@ -319,8 +329,8 @@ conn_init(struct event_base *base, int cap, int header_timeout,
     C.header_timeout.tv_sec = header_timeout;
     C.notify = notify;
     C.arg = arg;
-    C.nfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20) ? (int)rl.rlim_cur
-                                                                             : 1 << 20;
+    C.nfd =
+        getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20) ? (int)rl.rlim_cur : 1 << 20;
     C.byfd = calloc((size_t)C.nfd, sizeof(*C.byfd));
     C.attach = event_new(base, -1, 0, attach_pending, NULL);
     if (!C.byfd || !C.attach) {

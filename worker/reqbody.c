@@ -118,8 +118,8 @@ blank(const char *s)
 }
 
 int
-reqbody_check_string(const cJSON *obj, const char *name, int flags, const char **out,
-                     int *present, char *why, size_t whylen)
+reqbody_check_string(const cJSON *obj, const char *name, int flags, const char **out, int *present,
+                     char *why, size_t whylen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
 
@@ -157,8 +157,8 @@ reqbody_check_string(const cJSON *obj, const char *name, int flags, const char *
 }
 
 int
-reqbody_string(struct http_ctx *c, const cJSON *obj, const char *name, int flags,
-               const char **out, int *present)
+reqbody_string(struct http_ctx *c, const cJSON *obj, const char *name, int flags, const char **out,
+               int *present)
 {
     char why[96];
 

@@ -30,7 +30,7 @@
 #define HEARTBEAT_MS 250
 #define ACCEPT_RETRY_MS 100
 #define READY_WAIT_MS 5000 /* ready by then even if the pool is still connecting */
-#define FD_RESERVE 64        /* descriptors kept for the pool, the log, the threads */
+#define FD_RESERVE 64      /* descriptors kept for the pool, the log, the threads */
 
 struct worker {
     struct event_base *base;
@@ -54,8 +54,8 @@ struct worker {
     struct event *signals[5];
     int generation;
     int ready;
-    int at_cap;        /* max_connections reached: accepts paused */
-    int tearing_down;  /* evhttp_free() runs: connection news are ignored */
+    int at_cap;       /* max_connections reached: accepts paused */
+    int tearing_down; /* evhttp_free() runs: connection news are ignored */
 };
 
 /* One per process; file scope so that callbacks with foreign args find it. */
@@ -330,8 +330,7 @@ setup_http(struct worker *w, struct listener_set *ls)
     const struct config *c = w->cfg;
 
     w->http = evhttp_new(w->base);
-    if (!w->http ||
-        conn_init(w->base, connection_cap(c), c->header_timeout, on_conn_event, w) < 0)
+    if (!w->http || conn_init(w->base, connection_cap(c), c->header_timeout, on_conn_event, w) < 0)
         return -1;
     evhttp_set_bevcb(w->http, conn_bevcb, NULL);
     evhttp_set_max_body_size(w->http, c->max_body_size);
@@ -414,8 +413,7 @@ setup_services(struct worker *w)
         conninfo = "";
     opts = PQconninfoParse(conninfo, &err);
     if (!opts) {
-        log_error("the database connection string is invalid: %s",
-                  err ? err : "out of memory");
+        log_error("the database connection string is invalid: %s", err ? err : "out of memory");
         PQfreemem(err);
         return -1;
     }
@@ -483,8 +481,7 @@ worker_main(const struct worker_args *a)
     w->drain_deadline = evtimer_new(w->base, on_drain_deadline, w);
     w->ready_wait = evtimer_new(w->base, on_ready_wait, w);
     if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || !w->ready_wait ||
-        event_add(w->heartbeat, &hb) < 0 ||
-        setup_signals(w) < 0)
+        event_add(w->heartbeat, &hb) < 0 || setup_signals(w) < 0)
         fatal("cannot create the loop's events");
 
     if (setup_http(w, a->listeners) < 0) {

@@ -67,8 +67,8 @@ method_of(const char *m, size_t n)
     static const struct {
         const char *name;
         int bit;
-    } names[] = {{"GET", ROUTER_GET},       {"POST", ROUTER_POST},     {"PUT", ROUTER_PUT},
-                 {"DELETE", ROUTER_DELETE}, {"HEAD", ROUTER_HEAD},     {"OPTIONS", ROUTER_OPTIONS},
+    } names[] = {{"GET", ROUTER_GET},       {"POST", ROUTER_POST}, {"PUT", ROUTER_PUT},
+                 {"DELETE", ROUTER_DELETE}, {"HEAD", ROUTER_HEAD}, {"OPTIONS", ROUTER_OPTIONS},
                  {"PATCH", ROUTER_PATCH}};
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -126,8 +126,7 @@ fuzz_target(const char *line)
         if (evhttp_parse_query_str(query, &q) == 0) {
             if ((v = evhttp_find_header(&q, "limit")) && api_parse_int(v, 1, 100, &n) == 0)
                 must(n >= 1 && n <= 100, "limit within bounds");
-            if ((v = evhttp_find_header(&q, "offset")) &&
-                api_parse_int(v, 0, INT32_MAX, &n) == 0)
+            if ((v = evhttp_find_header(&q, "offset")) && api_parse_int(v, 0, INT32_MAX, &n) == 0)
                 must(n >= 0 && n <= INT32_MAX, "offset within bounds");
             for (size_t i = 0; i < 3; i++)
                 if ((v = evhttp_find_header(&q, filters[i])))
@@ -201,7 +200,7 @@ static void
 fuzz_body(const unsigned char *body, size_t n)
 {
     static const char *const roots[] = {"user", "article", "comment"};
-    static const char *const fields[] = {"username", "email", "password", "bio",
+    static const char *const fields[] = {"username", "email", "password",    "bio",
                                          "image",    "title", "description", "body"};
     char why[96];
 
