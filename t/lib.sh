@@ -103,6 +103,9 @@ cleanup() {
     [ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
 }
 trap 'cleanup; exit 1' INT TERM HUP
+# A test that dies on its own (set -u, a failed command in a subshell)
+# still stops its server and its PostgreSQL.
+trap 'cleanup' EXIT
 
 # ------------------------------------------------------------ PostgreSQL
 as_pg() {
@@ -231,6 +234,12 @@ load_start() {
 load_wait() {
     wait "${2:-$LOAD_PID}" || fail "loadgen $1 exited with $?: $(cat "$T/$1.err")"
     note "load $1: $(cat "$T/$1.out")"
+    # No figures (loadgen failed): -1 everywhere, so the checks fail, not the shell.
+    for _k in requests ok failed timeouts s2xx s503 s5xx_other retry_after_missing p50_ms p99_ms \
+        max_ms fail_unknown fail_pids idle_open_fail idle_closed idle_close_min_ms \
+        idle_close_max_ms slow_closed slow_close_max_ms; do
+        eval "L_$_k=-1"
+    done
     for _kv in $(cat "$T/$1.out"); do
         case $_kv in *=*) eval "L_${_kv%%=*}=\${_kv#*=}" ;; esac
     done
