@@ -245,6 +245,9 @@ load_wait() {
     done
 }
 
+# lines_at_least FILE N: the file (a loadgen CSV being written) has N lines.
+lines_at_least() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
+
 # ms_now: wall-clock milliseconds, the clock of loadgen's CSV (-o).
 ms_now() { date +%s%3N; }
 

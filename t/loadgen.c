@@ -597,6 +597,8 @@ main(int argc, char **argv)
         return 1;
     if (opt.csv && !(csv = fopen(opt.csv, "w")))
         return 1;
+    if (csv)
+        setvbuf(csv, NULL, _IOLBF, 0); /* a test may read it while the load runs */
     client_req = build_request(opt.method, opt.path, opt.body, opt.keepalive, &client_reqlen);
     probe_req = build_request("GET", "/healthz", NULL, 1, &probe_reqlen);
     for (int i = 0; i < MAX_CONNS; i++)
