@@ -42,6 +42,8 @@ struct config {
     int max_body_size;
     int max_header_size;
     int idle_timeout;
+    int header_timeout;
+    int max_connections;
 
     char *db;
     int pool;

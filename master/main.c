@@ -28,6 +28,9 @@ print_version(void)
 #ifdef CONDUITD_TEST_HOOKS
     printf("built with test-hooks (the /debug/ endpoints): not for production\n");
 #endif
+#ifdef CONDUITD_SANITIZERS
+    printf("built with sanitizers (ASan, UBSan): slower, timings are not representative\n");
+#endif
 }
 
 /*

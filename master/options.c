@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Long options that map one to one onto config keys. */
 enum {
@@ -27,6 +28,8 @@ enum {
     OPT_MAX_BODY_SIZE,
     OPT_MAX_HEADER_SIZE,
     OPT_IDLE_TIMEOUT,
+    OPT_HEADER_TIMEOUT,
+    OPT_MAX_CONNECTIONS,
     OPT_DB,
     OPT_POOL,
     OPT_POOL_QUEUE,
@@ -61,6 +64,8 @@ static const struct option long_options[] = {
     {"max-body-size", required_argument, NULL, OPT_MAX_BODY_SIZE},
     {"max-header-size", required_argument, NULL, OPT_MAX_HEADER_SIZE},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+    {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
     {"db", required_argument, NULL, OPT_DB},
     {"pool", required_argument, NULL, OPT_POOL},
     {"pool-queue", required_argument, NULL, OPT_POOL_QUEUE},
@@ -98,6 +103,8 @@ static const struct {
     {OPT_MAX_BODY_SIZE, "max_body_size"},
     {OPT_MAX_HEADER_SIZE, "max_header_size"},
     {OPT_IDLE_TIMEOUT, "idle_timeout"},
+    {OPT_HEADER_TIMEOUT, "header_timeout"},
+    {OPT_MAX_CONNECTIONS, "max_connections"},
     {OPT_DB, "db"},
     {OPT_POOL, "pool"},
     {OPT_POOL_QUEUE, "pool_queue"},
@@ -227,6 +234,26 @@ options_free(struct options *o)
     memset(o, 0, sizeof(*o));
 }
 
+/*
+ * A file that holds the JWT secret must not be open to every user: anyone
+ * who reads the secret can sign a token for any account.  Refused (as ssh
+ * refuses an exposed private key) rather than warned about, so that a
+ * mistake cannot go unnoticed in a log.
+ */
+static int
+secret_file_exposed(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (stat(path, &st) < 0 || !(st.st_mode & (S_IROTH | S_IWOTH)))
+        return 0;
+    seterr(err, errlen,
+           "%s holds jwt_secret and is %s by every user: chmod o-rwx %s (or move the "
+           "secret to CONDUITD_JWT_SECRET)",
+           path, st.st_mode & S_IROTH ? "readable" : "writable", path);
+    return -1;
+}
+
 int
 options_resolve(const struct options *o, struct config *out, char *err, size_t errlen)
 {
@@ -235,6 +262,9 @@ options_resolve(const struct options *o, struct config *out, char *err, size_t e
     config_init(&c);
 
     if (o->config_file != NULL && config_load_file(&c, o->config_file, err, errlen) < 0)
+        goto fail;
+    if (o->config_file != NULL && c.jwt_secret != NULL &&
+        secret_file_exposed(o->config_file, err, errlen) < 0)
         goto fail;
 
     const char *secret = getenv("CONDUITD_JWT_SECRET");
@@ -333,6 +363,8 @@ options_usage(FILE *out)
           "      --max-body-size N   largest request body in bytes (1048576)\n"
           "      --max-header-size N largest header block in bytes (16384)\n"
           "      --idle-timeout S    keep-alive idle timeout (60)\n"
+          "      --header-timeout S  time to send a whole request once begun (10)\n"
+          "      --max-connections N client connections per worker (10000)\n"
           "      --db CONNINFO       PostgreSQL connection string\n"
           "      --pool K            database connections per worker (4)\n"
           "      --pool-queue N      requests waiting for a connection per worker (1024)\n"

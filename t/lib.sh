@@ -81,7 +81,18 @@ stop_pid() {
     wait "$_p" 2>/dev/null || true
 }
 
+# Every test's server logs are kept (LOG_ARCHIVE, set by make check) for
+# t/integration/logs.sh, which greps them for secrets at the end.
+archive_logs() {
+    [ -n "${LOG_ARCHIVE:-}" ] && [ -d "$LOG_ARCHIVE" ] || return 0
+    for _f in "$T"/*.log "$T"/*.out; do
+        [ -f "$_f" ] && cp "$_f" "$LOG_ARCHIVE/$TEST_NAME.$$.$(basename "$_f")"
+    done
+    return 0
+}
+
 cleanup() {
+    archive_logs
     # EXTRA_PIDS: more masters a test started (and their workers).
     for _x in ${EXTRA_PIDS:-}; do
         for _w in $(cat /proc/"$_x"/task/*/children 2>/dev/null); do kill -KILL "$_w" 2>/dev/null; done
@@ -98,6 +109,9 @@ cleanup() {
     [ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
 }
 trap 'cleanup; exit 1' INT TERM HUP
+# A test that dies on its own (set -u, a failed command in a subshell)
+# still stops its server and its PostgreSQL.
+trap 'cleanup' EXIT
 
 # ------------------------------------------------------------ PostgreSQL
 as_pg() {
@@ -203,3 +217,62 @@ healthz_worker() {
 }
 
 has_test_hooks() { "$CONDUITD" -V | grep -q 'test-hooks'; }
+# A SANITIZE=1 build: latency and memory figures are ASan's, not the server's.
+is_sanitized() { "$CONDUITD" -V | grep -q 'sanitizers'; }
+
+# ------------------------------------------------------------ load
+# The fault tests put the server under a bounded load with t/loadgen (a
+# small C client: see its header for the flags and the figures it prints).
+LOADGEN=${LOADGEN:-$(pwd)/t/loadgen}
+has_loadgen() { [ -x "$LOADGEN" ]; }
+
+# load_start NAME [LOADGEN FLAGS...]: runs it in the background against
+# $PORT; the figures go to $T/NAME.out.  LOAD_PID is its pid.
+load_start() {
+    _ln=$1; shift
+    has_loadgen || bail "t/loadgen is not built ($LOADGEN)"
+    "$LOADGEN" -p "$PORT" "$@" >"$T/$_ln.out" 2>"$T/$_ln.err" &
+    LOAD_PID=$!
+}
+
+# load_wait NAME [PID]: waits for it and sets L_<figure> for each figure
+# it printed (L_requests, L_failed, L_p99_ms, ...).
+load_wait() {
+    wait "${2:-$LOAD_PID}" || fail "loadgen $1 exited with $?: $(cat "$T/$1.err")"
+    note "load $1: $(cat "$T/$1.out")"
+    # No figures (loadgen failed): -1 everywhere, so the checks fail, not the shell.
+    for _k in requests ok failed timeouts s2xx s503 s5xx_other retry_after_missing p50_ms p99_ms \
+        max_ms fail_unknown fail_pids idle_open_fail idle_closed idle_close_min_ms \
+        idle_close_max_ms slow_closed slow_close_max_ms; do
+        eval "L_$_k=-1"
+    done
+    for _kv in $(cat "$T/$1.out"); do
+        case $_kv in *=*) eval "L_${_kv%%=*}=\${_kv#*=}" ;; esac
+    done
+}
+
+# lines_at_least FILE N: the file (a loadgen CSV being written) has N lines.
+lines_at_least() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
+
+# ms_now: wall-clock milliseconds, the clock of loadgen's CSV (-o).
+ms_now() { date +%s%3N; }
+
+# fcmp A OP B: compares two decimal numbers with awk ("<", "<=", ">", ...).
+fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
+
+# ------------------------------------------------------------ tokens
+# The --dev secret every test server signs with: forged tokens use it.
+SECRET=conduitd-development-secret-not-for-production-use
+b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
+b64url_dec() {
+    _s=$(printf '%s' "$1" | tr '_-' '/+')
+    case $((${#_s} % 4)) in 2) _s="$_s==" ;; 3) _s="$_s=" ;; esac
+    printf '%s' "$_s" | openssl base64 -d -A 2>/dev/null
+}
+# jwt HEADER_JSON PAYLOAD_JSON [SECRET]: an HS256 token.
+jwt() {
+    _jh=$(printf '%s' "$1" | b64url)
+    _jp=$(printf '%s' "$2" | b64url)
+    _js=$(printf '%s' "$_jh.$_jp" | openssl dgst -sha256 -hmac "${3:-$SECRET}" -binary | b64url)
+    printf '%s' "$_jh.$_jp.$_js"
+}

@@ -5,6 +5,7 @@
 
 #include "worker/api.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,32 @@ api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res)
     log_error("query failed: %s %s", db_sqlstate(res),
               res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : "");
     http_error(c, 500, "internal error");
+    return 1;
+}
+
+/*
+ * The foreign keys whose target is the caller: the user the token names
+ * (the token stays valid after the user is deleted, until it expires).
+ */
+static const char *const caller_fkeys[] = {"articles_author_id_fkey", "comments_author_id_fkey",
+                                           "favorites_user_id_fkey", "follows_follower_id_fkey"};
+
+int
+api_fk_gone(struct http_ctx *c, enum db_status st, const PGresult *res)
+{
+    const char *constraint;
+
+    if (st != DB_SQL_ERROR || strcmp(db_sqlstate(res), "23503") != 0)
+        return 0;
+    constraint = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
+    for (size_t i = 0; constraint && i < sizeof(caller_fkeys) / sizeof(caller_fkeys[0]); i++) {
+        if (strcmp(constraint, caller_fkeys[i]) == 0) {
+            http_error(c, 401, "token invalid: no such user");
+            return 1;
+        }
+    }
+    /* The article or the user written about went away under the write. */
+    http_error(c, 404, "not found");
     return 1;
 }
 
@@ -151,23 +178,37 @@ api_comment_object(struct evbuffer *b, const PGresult *r, int row)
 }
 
 int
+api_parse_int(const char *s, long min, long max, long *out)
+{
+    char *end;
+    long v;
+
+    /* Digits only, with an optional minus: strtol would also take " 5" and "+5". */
+    if (!((s[0] >= '0' && s[0] <= '9') || (s[0] == '-' && s[1] >= '0' && s[1] <= '9')))
+        return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (*end != '\0' || errno == ERANGE || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int
 api_query_int(struct http_ctx *c, const char *name, long def, long min, long max, long *out)
 {
     const char *s = http_query(c, name);
-    char *end;
-    long v;
     char msg[96];
 
     *out = def;
     if (!s)
         return 0;
-    v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < min || v > max) {
+    if (api_parse_int(s, min, max, out) < 0) {
+        *out = def;
         snprintf(msg, sizeof(msg), "%s must be an integer from %ld to %ld", name, min, max);
         http_error(c, 422, msg);
         return -1;
     }
-    *out = v;
     return 0;
 }
 

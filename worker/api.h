@@ -52,6 +52,13 @@ void api_tags_list(struct http_ctx *c);
  */
 int api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res);
 
+/*
+ * For a write's callback: 23503 (a foreign key's row is gone) answered and
+ * 1 returned, else 0.  The caller's own user row gone (a valid token of a
+ * deleted user): 401; the article or user written about: 404.
+ */
+int api_fk_gone(struct http_ctx *c, enum db_status st, const PGresult *res);
+
 /* Sends the query with the ctx as the callback argument. */
 void api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb);
 
@@ -76,6 +83,9 @@ void api_comment_object(struct evbuffer *b, const PGresult *r, int row);
  * absent).  -1 after a 422 naming the argument.
  */
 int api_query_int(struct http_ctx *c, const char *name, long def, long min, long max, long *out);
+
+/* The parsing part of it, pure: -1 unless s is a whole decimal in [min, max]. */
+int api_parse_int(const char *s, long min, long max, long *out);
 
 /* Formats v as decimal into buf (24 bytes); returns buf. */
 const char *api_itoa(int64_t v, char buf[24]);

@@ -84,20 +84,6 @@ viewer_param(const struct http_ctx *c, char buf[24])
 }
 
 /*
- * 23503 on a write by the caller: the row of the user the token names is
- * gone (the article's own disappearance is a 404 the queries handle).
- * 1 when answered.
- */
-static int
-reply_caller_gone(struct http_ctx *c, enum db_status st, const PGresult *res)
-{
-    if (st != DB_SQL_ERROR || strcmp(db_sqlstate(res), "23503") != 0)
-        return 0;
-    http_error(c, 401, "token invalid: no such user");
-    return 1;
-}
-
-/*
  * The failures sql/queries.sql calls safe to retry once: the rare slug race
  * of article_insert / article_update and a deadlock between two tag
  * rewrites.  Sends the query again and returns 1 when it did.
@@ -365,7 +351,7 @@ on_article(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
 
-    if (reply_caller_gone(c, st, res) || api_db_failed(c, st, res))
+    if (api_fk_gone(c, st, res) || api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
         http_error(c, 404, "article not found");
@@ -446,8 +432,7 @@ on_created(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
 
-    if (retry_once(c, st, res, on_created) || reply_caller_gone(c, st, res) ||
-        api_db_failed(c, st, res))
+    if (retry_once(c, st, res, on_created) || api_fk_gone(c, st, res) || api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
         /* The insert happened but the author's row was not found: gone. */

@@ -67,7 +67,7 @@ on_created(void *arg, enum db_status st, const PGresult *res)
     struct http_ctx *c = arg;
     struct evbuffer *b;
 
-    if (api_db_failed(c, st, res))
+    if (api_fk_gone(c, st, res) || api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
         http_error(c, 404, "article not found");

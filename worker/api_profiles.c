@@ -182,7 +182,7 @@ on_follow(void *arg, enum db_status st, const PGresult *res)
     struct http_ctx *c = arg;
     struct cache *k = worker_cache(c->w);
 
-    if (api_db_failed(c, st, res))
+    if (api_fk_gone(c, st, res) || api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 1 && db_bool(res, 0, 4)) {
         http_error(c, 422, "username: you cannot follow yourself");

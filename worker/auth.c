@@ -13,8 +13,8 @@
 #include "worker/http.h"
 #include "worker/worker.h"
 
-static const char *
-token_of(const char *h)
+const char *
+auth_token_of(const char *h)
 {
     if (strncasecmp(h, "Token ", 6) == 0)
         h += 6;
@@ -43,7 +43,7 @@ auth_caller(struct http_ctx *c, enum auth_need need)
         http_error(c, 401, "authorization required: send Authorization: Token <jwt>");
         return -1;
     }
-    tok = token_of(h);
+    tok = auth_token_of(h);
     if (!tok) {
         http_error(c, 401, "authorization must be \"Token <jwt>\" or \"Bearer <jwt>\"");
         return -1;

@@ -15,6 +15,9 @@ struct http_ctx;
 
 enum auth_need { AUTH_OPTIONAL, AUTH_REQUIRED };
 
+/* The token in an Authorization value ("Token x", "Bearer x"), or NULL. */
+const char *auth_token_of(const char *header);
+
 /*
  * Sets c->user_id from the header.  Returns 0 when the request may go on
  * (authenticated, or anonymous where that is allowed), -1 when it has been

@@ -48,6 +48,7 @@ struct conn {
     struct event *retry;
     int backoff_ms;
     int was_up;
+    int tried; /* its first attempt has ended, well or not */
 };
 
 struct db_pool {
@@ -64,6 +65,9 @@ struct db_pool {
     struct job *failed;      /* to be told DB_UNAVAILABLE from the loop */
     struct event *deliver;
     int outage_logged;
+    int first_failures; /* connections whose first attempt failed */
+    void (*settled_cb)(void *);
+    void *settled_arg;
     struct conn conns[];
 };
 
@@ -135,6 +139,22 @@ on_retry(evutil_socket_t fd, short what, void *arg)
     start_connect(arg);
 }
 
+/*
+ * The pool has settled once a connection is up, or once every connection
+ * has failed its first attempt (PostgreSQL is down: waiting longer helps
+ * nobody, requests get 503 until it is back).  Told once.
+ */
+static void
+settle(struct db_pool *p)
+{
+    void (*cb)(void *) = p->settled_cb;
+
+    if (!cb || (p->ready == 0 && p->first_failures < p->size))
+        return;
+    p->settled_cb = NULL;
+    cb(p->settled_arg);
+}
+
 static void
 conn_broken(struct conn *c, const char *why)
 {
@@ -164,6 +184,10 @@ conn_broken(struct conn *c, const char *why)
         }
     }
     c->was_up = 0;
+    if (!c->tried) {
+        c->tried = 1;
+        p->first_failures++;
+    }
     if (c->job) {
         fail_later(p, c->job);
         c->job = NULL;
@@ -187,6 +211,7 @@ conn_broken(struct conn *c, const char *why)
     tv.tv_sec = c->backoff_ms / 1000;
     tv.tv_usec = (c->backoff_ms % 1000) * 1000;
     evtimer_add(c->retry, &tv);
+    settle(p);
 }
 
 static void
@@ -268,6 +293,7 @@ send_next_prepare(struct conn *c)
         struct db_pool *p = c->pool;
         p->ready++;
         c->was_up = 1;
+        c->tried = 1;
         c->backoff_ms = 0;
         if (p->outage_logged) {
             log_notice("database connection %d is back", c->id);
@@ -277,6 +303,7 @@ send_next_prepare(struct conn *c)
             log_debug("database connection %d ready", c->id);
         }
         conn_idle(c);
+        settle(p);
         return;
     }
     q = &sql_queries[c->prepared];
@@ -533,6 +560,14 @@ db_query(struct db_pool *p, enum sql_query_id q, const char *const *params, db_c
         p->head = j;
     p->tail = j;
     set_queued(p, 1);
+}
+
+void
+db_pool_on_settled(struct db_pool *p, void (*cb)(void *), void *arg)
+{
+    p->settled_cb = cb;
+    p->settled_arg = arg;
+    settle(p);
 }
 
 int

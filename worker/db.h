@@ -68,6 +68,14 @@ int db_null(const PGresult *r, int row, int col);
 int64_t db_timestamptz(const PGresult *r, int row, int col);
 const char *db_text(const PGresult *r, int row, int col, size_t *len);
 
+/*
+ * Calls cb(arg) once, from the loop, when the pool has settled: a
+ * connection is up and prepared, or every connection has failed its first
+ * attempt.  A worker is ready to take requests from then on: before, a
+ * new worker of a reload would answer 503 while its old twin could serve.
+ */
+void db_pool_on_settled(struct db_pool *p, void (*cb)(void *), void *arg);
+
 /* How many connections are up (the tests and the logs use it). */
 int db_pool_ready(const struct db_pool *p);
 

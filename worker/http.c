@@ -14,6 +14,7 @@
 #include "common/json_out.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
+#include "worker/conn.h"
 #include "worker/routes.h"
 #include "worker/worker.h"
 
@@ -42,11 +43,10 @@ method_of(enum evhttp_cmd_type t)
 
 /* The client hung up: forget the request, the reply will only free. */
 static void
-on_close(struct evhttp_connection *conn, void *arg)
+on_close(void *arg)
 {
     struct http_ctx *c = arg;
 
-    (void)conn;
     c->req = NULL;
     c->conn = NULL;
 }
@@ -97,7 +97,7 @@ http_dispatch(struct evhttp_request *req, void *arg)
     c->method = method_of(evhttp_request_get_command(req));
     c->start_ms = scoreboard_now_ms();
     worker_request_begin(w);
-    evhttp_connection_set_closecb(c->conn, on_close, c);
+    conn_request_begin(c->conn, on_close, c);
 
     r = router_match(routes, nroutes, c->method, path && *path ? path : "/", &c->match);
     switch (r) {
@@ -123,15 +123,14 @@ on_sent(struct evhttp_request *req, void *arg)
     struct evhttp_connection *conn = evhttp_request_get_connection(req);
 
     if (conn)
-        evhttp_connection_set_closecb(conn, NULL, NULL);
+        conn_request_end(conn);
     worker_reply_sent(arg);
 }
 
 /* The connection died before the reply was written. */
 static void
-on_send_aborted(struct evhttp_connection *conn, void *arg)
+on_send_aborted(void *arg)
 {
-    (void)conn;
     worker_reply_sent(arg);
 }
 
@@ -141,7 +140,7 @@ http_abort_all(void)
     while (live) {
         struct http_ctx *c = live;
         if (c->req)
-            evhttp_connection_set_closecb(c->conn, NULL, NULL);
+            conn_set_hangup(c->conn, NULL, NULL);
         c->req = NULL;
         ctx_free(c);
     }
@@ -159,7 +158,7 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
          * it only ends the write.  on_sent runs first when the write
          * completes, and clears the callback before evhttp frees anything.
          */
-        evhttp_connection_set_closecb(c->conn, on_send_aborted, w);
+        conn_set_hangup(c->conn, on_send_aborted, w);
         evhttp_request_set_on_complete_cb(c->req, on_sent, w);
         worker_reply_sending(w);
         if (status != 204)

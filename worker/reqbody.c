@@ -52,32 +52,29 @@ has_escaped_nul(const unsigned char *s, size_t n)
 }
 
 cJSON *
-reqbody_object(struct http_ctx *c, const char *root, cJSON **doc)
+reqbody_parse(const unsigned char *body, size_t n, const char *root, cJSON **doc, char *why,
+              size_t whylen)
 {
-    size_t n;
-    const unsigned char *body = http_body(c, &n);
     const char *end = NULL;
     cJSON *tree, *obj;
-    char msg[96];
 
     *doc = NULL;
     if (!body || n == 0) {
-        snprintf(msg, sizeof(msg), "body can't be empty: send {\"%s\": {...}}", root);
-        http_error(c, 422, msg);
+        snprintf(why, whylen, "body can't be empty: send {\"%s\": {...}}", root);
         return NULL;
     }
     if (memchr(body, '\0', n) || !json_utf8_valid((const char *)body, n) ||
         has_escaped_nul(body, n)) {
-        http_error(c, 422, "body must be UTF-8 text without NUL characters");
+        snprintf(why, whylen, "body must be UTF-8 text without NUL characters");
         return NULL;
     }
     if (too_deep(body, n)) {
-        http_error(c, 422, "body is nested too deeply");
+        snprintf(why, whylen, "body is nested too deeply");
         return NULL;
     }
     tree = cJSON_ParseWithLengthOpts((const char *)body, n, &end, 0);
     if (!tree) {
-        http_error(c, 422, "body is not valid JSON");
+        snprintf(why, whylen, "body is not valid JSON");
         return NULL;
     }
     /* Only whitespace may follow the value. */
@@ -86,17 +83,29 @@ reqbody_object(struct http_ctx *c, const char *root, cJSON **doc)
         end++;
     if (end && (size_t)(end - (const char *)body) < n) {
         cJSON_Delete(tree);
-        http_error(c, 422, "body is not valid JSON");
+        snprintf(why, whylen, "body is not valid JSON");
         return NULL;
     }
     obj = cJSON_IsObject(tree) ? cJSON_GetObjectItemCaseSensitive(tree, root) : NULL;
     if (!cJSON_IsObject(obj)) {
         cJSON_Delete(tree);
-        snprintf(msg, sizeof(msg), "%s must be an object", root);
-        http_error(c, 422, msg);
+        snprintf(why, whylen, "%s must be an object", root);
         return NULL;
     }
     *doc = tree;
+    return obj;
+}
+
+cJSON *
+reqbody_object(struct http_ctx *c, const char *root, cJSON **doc)
+{
+    size_t n;
+    const unsigned char *body = http_body(c, &n);
+    char why[96];
+    cJSON *obj = reqbody_parse(body, n, root, doc, why, sizeof(why));
+
+    if (!obj)
+        http_error(c, 422, why);
     return obj;
 }
 
@@ -109,11 +118,10 @@ blank(const char *s)
 }
 
 int
-reqbody_string(struct http_ctx *c, const cJSON *obj, const char *name, int flags,
-               const char **out, int *present)
+reqbody_check_string(const cJSON *obj, const char *name, int flags, const char **out, int *present,
+                     char *why, size_t whylen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
-    char msg[96];
 
     *out = NULL;
     if (present)
@@ -121,8 +129,7 @@ reqbody_string(struct http_ctx *c, const cJSON *obj, const char *name, int flags
     if (!v) {
         if (!(flags & REQBODY_REQUIRED))
             return 0;
-        snprintf(msg, sizeof(msg), "%s can't be blank", name);
-        http_error(c, 422, msg);
+        snprintf(why, whylen, "%s can't be blank", name);
         return -1;
     }
     if (cJSON_IsNull(v) && (flags & REQBODY_NULLABLE)) {
@@ -131,23 +138,33 @@ reqbody_string(struct http_ctx *c, const cJSON *obj, const char *name, int flags
         return 0;
     }
     if (!cJSON_IsString(v)) {
-        snprintf(msg, sizeof(msg), "%s must be a string", name);
-        http_error(c, 422, msg);
+        snprintf(why, whylen, "%s must be a string", name);
         return -1;
     }
     /* A lone surrogate escape (\ud800) decodes to bytes that are no UTF-8. */
     if (!json_utf8_valid(v->valuestring, strlen(v->valuestring))) {
-        snprintf(msg, sizeof(msg), "%s must be valid UTF-8", name);
-        http_error(c, 422, msg);
+        snprintf(why, whylen, "%s must be valid UTF-8", name);
         return -1;
     }
     if ((flags & REQBODY_NONEMPTY) && blank(v->valuestring)) {
-        snprintf(msg, sizeof(msg), "%s can't be blank", name);
-        http_error(c, 422, msg);
+        snprintf(why, whylen, "%s can't be blank", name);
         return -1;
     }
     *out = v->valuestring;
     if (present)
         *present = 1;
+    return 0;
+}
+
+int
+reqbody_string(struct http_ctx *c, const cJSON *obj, const char *name, int flags, const char **out,
+               int *present)
+{
+    char why[96];
+
+    if (reqbody_check_string(obj, name, flags, out, present, why, sizeof(why)) < 0) {
+        http_error(c, 422, why);
+        return -1;
+    }
     return 0;
 }

@@ -15,6 +15,8 @@
 #ifndef CONDUITD_REQBODY_H
 #define CONDUITD_REQBODY_H
 
+#include <stddef.h>
+
 #include <cjson/cJSON.h>
 
 struct http_ctx;
@@ -26,6 +28,13 @@ struct http_ctx;
  * whole tree (the caller frees it with cJSON_Delete).
  */
 cJSON *reqbody_object(struct http_ctx *c, const char *root, cJSON **doc);
+
+/*
+ * The same checks without a request (the fuzz target and the unit tests
+ * call it): NULL with the 422 message in why.
+ */
+cJSON *reqbody_parse(const unsigned char *body, size_t n, const char *root, cJSON **doc, char *why,
+                     size_t whylen);
 
 enum reqbody_flags {
     REQBODY_REQUIRED = 1,   /* absent: 422 "<name> can't be blank" */
@@ -39,5 +48,9 @@ enum reqbody_flags {
  */
 int reqbody_string(struct http_ctx *c, const cJSON *obj, const char *name, int flags,
                    const char **out, int *present);
+
+/* The same without a request: -1 with the 422 message in why. */
+int reqbody_check_string(const cJSON *obj, const char *name, int flags, const char **out,
+                         int *present, char *why, size_t whylen);
 
 #endif

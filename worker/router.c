@@ -64,7 +64,7 @@ split(char *buf, const char *segs[], size_t lens[])
         size_t len = slash ? (size_t)(slash - p) : strlen(p);
         if (slash && slash[1] == '\0') {
             /* One trailing slash is forgiven; "a//b" is not. */
-            if (len == 0)
+            if (len == 0 || n == MAX_SEGMENTS)
                 return -1;
             segs[n] = p;
             lens[n++] = len;

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -24,11 +25,14 @@
 #include "worker/bcrypt_pool.h"
 #include "worker/cache.h"
 #include "worker/cache_sync.h"
+#include "worker/conn.h"
 #include "worker/db.h"
 #include "worker/http.h"
 
 #define HEARTBEAT_MS 250
 #define ACCEPT_RETRY_MS 100
+#define READY_WAIT_MS 5000 /* ready by then even if the pool is still connecting */
+#define FD_RESERVE 64      /* descriptors kept for the pool, the log, the threads */
 
 struct worker {
     struct event_base *base;
@@ -50,7 +54,12 @@ struct worker {
     struct event *heartbeat;
     struct event *accept_retry;
     struct event *drain_deadline;
+    struct event *ready_wait;
     struct event *signals[5];
+    int generation;
+    int ready;
+    int at_cap;       /* max_connections reached: accepts paused */
+    int tearing_down; /* evhttp_free() runs: connection news are ignored */
 };
 
 /* One per process; file scope so that callbacks with foreign args find it. */
@@ -63,11 +72,15 @@ worker_request_begin(struct worker *w)
     atomic_store_explicit(&w->slot->in_flight, w->in_flight, memory_order_relaxed);
 }
 
-/* A draining worker exits once nothing is in flight and every reply is written. */
+/*
+ * A draining worker exits once nothing is in flight, every reply is
+ * written, and no connection is in the middle of sending a request (one
+ * accepted just before the drain began is served, not dropped).
+ */
 static void
 exit_if_drained(struct worker *w)
 {
-    if (w->draining && w->in_flight == 0 && w->sending == 0)
+    if (w->draining && w->in_flight == 0 && w->sending == 0 && conn_active() == 0)
         event_base_loopexit(w->base, NULL);
 }
 
@@ -194,7 +207,7 @@ on_accept_retry(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (!w->draining)
+    if (w->ready && !w->draining && !w->at_cap)
         set_accepting(w, 1);
 }
 
@@ -215,6 +228,24 @@ on_accept_error(struct evconnlistener *l, void *arg)
     log_warning("accept failed: %s; pausing accepts for %d ms", strerror(err), ACCEPT_RETRY_MS);
     set_accepting(w, 0);
     event_add(w->accept_retry, &tv);
+}
+
+/* conn.c's news: full 1 (cap reached), 0 (below it again), -1 (one closed or idle). */
+static void
+on_conn_event(int full, void *arg)
+{
+    struct worker *w = arg;
+
+    if (w->tearing_down)
+        return;
+    if (full >= 0) {
+        w->at_cap = full;
+        if (full)
+            set_accepting(w, 0);
+        else if (w->ready && !w->draining)
+            set_accepting(w, 1);
+    }
+    exit_if_drained(w);
 }
 
 static void
@@ -251,7 +282,9 @@ drain(struct worker *w)
     w->draining = 1;
     atomic_store(&w->slot->state, SLOT_DRAINING);
     stop_accepting(w);
-    log_info("draining: %lld request(s) in flight", (long long)w->in_flight);
+    conn_drain();
+    log_info("draining: %lld request(s) in flight, %d connection(s) open", (long long)w->in_flight,
+             conn_count());
     event_add(w->drain_deadline, &tv);
     exit_if_drained(w);
 }
@@ -293,14 +326,35 @@ setup_signals(struct worker *w)
     return 0;
 }
 
+/*
+ * The connection cap: max_connections, but never so close to the open
+ * file limit that accept() would fail with EMFILE (in a loop, at full CPU).
+ */
+static int
+connection_cap(const struct config *c)
+{
+    struct rlimit rl;
+    int cap = c->max_connections;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)cap + FD_RESERVE > rl.rlim_cur) {
+        int fit = rl.rlim_cur > 2 * FD_RESERVE ? (int)(rl.rlim_cur - FD_RESERVE) : FD_RESERVE;
+        log_info("max_connections %d lowered to %d: the open file limit is %llu", cap, fit,
+                 (unsigned long long)rl.rlim_cur);
+        cap = fit;
+    }
+    return cap;
+}
+
 static int
 setup_http(struct worker *w, struct listener_set *ls)
 {
     const struct config *c = w->cfg;
 
     w->http = evhttp_new(w->base);
-    if (!w->http)
+    if (!w->http || conn_init(w->base, connection_cap(c), c->header_timeout, on_conn_event, w) < 0)
         return -1;
+    evhttp_set_bevcb(w->http, conn_bevcb, NULL);
     evhttp_set_max_body_size(w->http, c->max_body_size);
     evhttp_set_max_headers_size(w->http, c->max_header_size);
     evhttp_set_timeout(w->http, c->idle_timeout);
@@ -317,9 +371,13 @@ setup_http(struct worker *w, struct listener_set *ls)
             log_error("cannot open a reuseport socket on %s: %s", l->name, strerror(errno));
             return -1;
         }
-        /* Backlog 0: the socket already listens. */
-        w->listener[i] = evconnlistener_new(w->base, NULL, NULL,
-                                            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+        /*
+         * Backlog 0: the socket already listens.  Disabled until the worker
+         * is ready (become_ready): what it accepted before could only get 503.
+         */
+        w->listener[i] = evconnlistener_new(
+            w->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_DISABLED,
+            0, fd);
         if (!w->listener[i])
             return -1;
         evconnlistener_set_error_cb(w->listener[i], on_accept_error);
@@ -329,6 +387,35 @@ setup_http(struct worker *w, struct listener_set *ls)
         w->nbound++;
     }
     return 0;
+}
+
+/*
+ * Readiness is what the master waits for before it retires the old
+ * generation of a reload: the new worker says so once its database pool
+ * can take queries (or PostgreSQL is found down, or READY_WAIT_MS passed).
+ */
+static void
+become_ready(void *arg)
+{
+    struct worker *w = arg;
+
+    if (w->ready)
+        return;
+    w->ready = 1;
+    evtimer_del(w->ready_wait);
+    if (!w->draining && !w->at_cap)
+        set_accepting(w, 1);
+    atomic_store(&w->slot->state, SLOT_READY);
+    log_debug("ready (generation %d, %d database connection(s) up)", w->generation,
+              db_pool_ready(w->db));
+}
+
+static void
+on_ready_wait(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    become_ready(arg);
 }
 
 /*
@@ -413,8 +500,10 @@ teardown(struct worker *w)
     cache_sync_free(w->sync);
     cache_free(w->cache);
     db_pool_free(w->db);
+    w->tearing_down = 1;
     if (w->http)
         evhttp_free(w->http); /* closes every connection still open */
+    conn_shutdown();
     for (size_t i = 0; i < sizeof(w->signals) / sizeof(w->signals[0]); i++)
         if (w->signals[i])
             event_free(w->signals[i]);
@@ -424,6 +513,8 @@ teardown(struct worker *w)
         event_free(w->accept_retry);
     if (w->drain_deadline)
         event_free(w->drain_deadline);
+    if (w->ready_wait)
+        event_free(w->ready_wait);
     if (w->scratch)
         evbuffer_free(w->scratch);
     if (w->base)
@@ -455,7 +546,8 @@ worker_main(const struct worker_args *a)
     w->heartbeat = event_new(w->base, -1, EV_PERSIST, on_heartbeat, w);
     w->accept_retry = evtimer_new(w->base, on_accept_retry, w);
     w->drain_deadline = evtimer_new(w->base, on_drain_deadline, w);
-    if (!w->heartbeat || !w->accept_retry || !w->drain_deadline ||
+    w->ready_wait = evtimer_new(w->base, on_ready_wait, w);
+    if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || !w->ready_wait ||
         event_add(w->heartbeat, &hb) < 0 || setup_signals(w) < 0)
         fatal("cannot create the loop's events");
 
@@ -469,8 +561,12 @@ worker_main(const struct worker_args *a)
         exit(WORKER_EXIT_FATAL);
     }
 
-    atomic_store(&w->slot->state, SLOT_READY);
-    log_debug("ready (generation %d)", a->generation);
+    w->generation = a->generation;
+    {
+        struct timeval tv = {READY_WAIT_MS / 1000, (READY_WAIT_MS % 1000) * 1000};
+        evtimer_add(w->ready_wait, &tv);
+    }
+    db_pool_on_settled(w->db, become_ready, w);
     if (event_base_dispatch(w->base) < 0)
         status = 1;
     log_info("exiting");

@@ -1,5 +1,7 @@
 #!/bin/sh
 # -t prints the resolved settings and exits 0, or exits 1 naming the line.
+# A config file holding the JWT secret is refused when other users can read
+# it; workers do not run as root unless told (--user or --allow-root).
 . "$top_srcdir/t/lib.sh"
 
 cat >"$T/good.conf" <<CONF
@@ -9,6 +11,19 @@ listen = 127.0.0.1:9001
 listen = 127.0.0.1:9002
 jwt_secret = "0123456789abcdef0123456789abcdef-secret"
 CONF
+# A file with the JWT secret must be closed to other users.
+chmod 644 "$T/good.conf"
+"$CONDUITD" -t -c "$T/good.conf" >"$T/out" 2>"$T/err"
+is "-t on a world-readable file with jwt_secret exits 1" "$?" 1
+check "and says which file and what to do" grep -q "good.conf holds jwt_secret and is readable by every user: chmod o-rwx" "$T/err"
+chmod 602 "$T/good.conf"
+"$CONDUITD" -t -c "$T/good.conf" >/dev/null 2>"$T/err"
+is "world-writable: refused too" "$?" 1
+printf 'workers = 2\n' >"$T/nosecret.conf"
+chmod 644 "$T/nosecret.conf"
+"$CONDUITD" -t -c "$T/nosecret.conf" --dev >/dev/null 2>&1
+is "a world-readable file without a secret is fine" "$?" 0
+chmod 640 "$T/good.conf"
 "$CONDUITD" -t -c "$T/good.conf" -w 5 >"$T/out" 2>"$T/err"
 is "-t on a good file exits 0" "$?" 0
 check "prints the flag's value (flags win)" grep -q '^workers = 5' "$T/out"

@@ -28,7 +28,6 @@
 . "$top_srcdir/t/lib.sh"
 
 # ------------------------------------------------------------ helpers
-SECRET=conduitd-development-secret-not-for-production-use
 LAST=
 SLUG=
 NART=0
@@ -142,21 +141,8 @@ mkart() {
     eval "N_$1=\$((\${N_$1:-0} + 1))"
 }
 
-b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
-b64url_dec() {
-    _s=$(printf '%s' "$1" | tr '_-' '/+')
-    case $((${#_s} % 4)) in 2) _s="$_s==" ;; 3) _s="$_s=" ;; esac
-    printf '%s' "$_s" | openssl base64 -d -A 2>/dev/null
-}
 # num VALUE: VALUE if it is a non-negative integer, else 0.
 num() { case $1 in '' | *[!0-9]*) echo 0 ;; *) echo "$1" ;; esac; }
-# jwt HEADER_JSON PAYLOAD_JSON [SECRET]: an HS256 token.
-jwt() {
-    _jh=$(printf '%s' "$1" | b64url)
-    _jp=$(printf '%s' "$2" | b64url)
-    _js=$(printf '%s' "$_jh.$_jp" | openssl dgst -sha256 -hmac "${3:-$SECRET}" -binary | b64url)
-    printf '%s' "$_jh.$_jp.$_js"
-}
 
 # ------------------------------------------------------------ start
 command -v jq >/dev/null || skip "jq not installed"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # TERM lets an in-flight slow request finish, refuses new connections and
-# exits within the graceful timeout; INT stops at once.
+# exits within the graceful timeout, alone and under load; INT stops at once.
 . "$top_srcdir/t/lib.sh"
 has_test_hooks || skip "built without --enable-test-hooks"
 
@@ -23,6 +23,37 @@ is "the master exits 0" "$rc" 0
 ms=$(( (t1 - t0) / 1000000 ))
 note "TERM to exit: $ms ms"
 check "exit after the request, within the graceful timeout" [ "$ms" -ge 1000 -a "$ms" -lt 10000 ]
+
+# Under load: 8 clients, each request 300 ms, a new connection each.  Every
+# request begun before TERM completes with 200; once the master and the
+# workers have closed their listening sockets, new connections are refused
+# at once; the master exits when the last request is done.
+conduitd_start -w 2 --graceful-timeout 10
+load_start term -c 8 -r 200 -d 4 -u '/debug/sleep?ms=300' -t 5000 -o "$T/term.csv"
+# Once 8 requests are done, each client has its next one in flight.
+wait_for 5 lines_at_least "$T/term.csv" 8
+sleep 0.15
+t_term=$(ms_now)
+kill -TERM "$CONDUITD_PID"
+wait "$CONDUITD_PID"; rc=$?
+t_exit=$(ms_now)
+CONDUITD_PID=
+load_wait term
+is "under load, the master exits 0" "$rc" 0
+# CSV: end ms, status, latency us; a request began at end - latency.
+awk -F, -v t="$t_term" '{ s = $1 - $3 / 1000 }
+    s < t - 50 { n++; if ($2 != 200) bad++; if ($1 > t) inflight++; if ($1 > last) last = $1 }
+    s > t + 300 { m++; if ($2 == 0 && $3 < 100000) refused++ }
+    END { printf "%d %d %d %d %d %.0f\n", n, bad, inflight, m, refused, last }' "$T/term.csv" >"$T/term.fig"
+read n_before bad_before inflight n_after refused_after last_end <"$T/term.fig"
+note "TERM under load: $n_before requests begun before it ($inflight of them in flight at TERM), $bad_before failed; $n_after tried after it, $refused_after refused at once; exit after $((t_exit - t_term)) ms"
+is "every request begun before TERM completed with 200" "$bad_before" 0
+check "there were requests in flight at TERM ($inflight)" [ "$inflight" -ge 4 ]
+check "new connections were tried after TERM" [ "$n_after" -gt 10 ]
+is "every new connection after TERM was refused at once" "$refused_after" "$n_after"
+check "the master exits after the last in-flight request is answered ($((t_exit - last_end)) ms after)" \
+    [ "$t_exit" -ge "$last_end" ]
+check "and within the graceful timeout ($((t_exit - t_term)) ms)" [ $((t_exit - t_term)) -lt 10000 ]
 
 # A request longer than the graceful timeout is cut there.
 conduitd_start -w 1 --graceful-timeout 1

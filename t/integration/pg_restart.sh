@@ -1,9 +1,12 @@
 #!/bin/sh
-# PostgreSQL going away and coming back.  With the server up (-w 2 --pool 2):
-# a stopped PostgreSQL gives 503 + Retry-After + the JSON error envelope,
-# no worker exits, /healthz stays 200; after PostgreSQL starts again full
+# PostgreSQL going away and coming back, under a bounded load of requests
+# that read the database.  With the server up (-w 2 --pool 2): PostgreSQL
+# stopped for 5 s gives 503 + Retry-After + the JSON error envelope, no
+# worker exits, /healthz stays 200; after PostgreSQL starts again full
 # service is back within 2 s.  Then the same with every backend killed by
 # pg_terminate_backend(): a few 503s at most, never a 500, back within 2 s.
+# The load's figures: the 503s (the error count), and the recovery time
+# (the last answer other than 200 after PostgreSQL was back).
 . "$top_srcdir/t/lib.sh"
 
 LAST=
@@ -40,6 +43,15 @@ unavailable() {
 }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# outage_figures CSV T_BACK: from loadgen's CSV, prints the 503 count, the
+# count of anything but 200 and 503 (failed connections included), and the
+# ms from T_BACK to the end of the last answer that was not 200 (0: none).
+outage_figures() {
+    awk -F, -v t="$2" '$2 == 503 { e++ } $2 != 200 && $2 != 503 { bad++ }
+        $2 != 200 && $1 > t && $1 - t > r { r = $1 - t }
+        END { print e + 0, bad + 0, r + 0 }' "$1"
+}
 
 # burst N: N parallel GET /api/tags on fresh connections; prints the codes.
 burst() {
@@ -96,9 +108,13 @@ hcall GET /api/user "" "$TOK"
 st "current user: 200" 200
 
 # ------------------------------------------------------------ stopped
-note "stopping PostgreSQL (fast)"
+# The load: 6 clients, a new connection per request, 300 requests/s.
+load_start outage -c 6 -r 300 -d 40 -u /api/tags -t 5000 -s "$T/outage.stop" -o "$T/outage.csv"
+sleep 1
+note "stopping PostgreSQL (fast) for 5 s"
 pg_ctl_stop fast || bail "pg_ctl stop failed"
 t0=$(now_ms)
+t_stopped=$t0
 hcall GET /api/tags
 unavailable "PostgreSQL down: GET /api/tags 503"
 note "first 503 took $(($(now_ms) - t0)) ms"
@@ -122,10 +138,12 @@ unavailable "PostgreSQL down, a while later: still 503 (not 500)"
 hcall GET /healthz
 st "PostgreSQL down: /healthz 200" 200
 is "PostgreSQL down: no worker exited" "$(worker_pids | sort | tr '\n' ' ')" "$WORKERS0"
+sleep $(awk -v s="$(($(now_ms) - t_stopped))" 'BEGIN { r = (5000 - s) / 1000; print (r > 0 ? r : 0) }')
 
 # ------------------------------------------------------------ back
-note "starting PostgreSQL again"
+note "starting PostgreSQL again after $(($(now_ms) - t_stopped)) ms"
 pg_ctl_start || bail "pg_ctl start failed"
+t_back=$(now_ms)
 : >"$T/seen"
 if recover; then
     pass "full service back within 2 s of PostgreSQL's start"
@@ -141,15 +159,33 @@ st "after restart: a write works" 201
 hcall POST /api/users/login '{"user":{"email":"pg@example.io","password":"pw-pg"}}'
 st "after restart: login works" 200
 is "after restart: no worker exited" "$(worker_pids | sort | tr '\n' ' ')" "$WORKERS0"
+sleep 2
+touch "$T/outage.stop"
+load_wait outage
+read errors bad recovery <<FIG
+$(outage_figures "$T/outage.csv" "$t_back")
+FIG
+note "PostgreSQL stopped 5 s under load: $L_requests requests, $errors answered 503 (the error count), $bad other failures; full service $recovery ms after PostgreSQL was back (2 cores shared)"
+is "under load: nothing but 200 and 503" "$bad" 0
+is "under load: every 503 had Retry-After" "$L_retry_after_missing" 0
+check "under load: the outage gave 503s" [ "$errors" -gt 100 ]
+check "under load: full service within 2 s of PostgreSQL being back ($recovery ms)" [ "$recovery" -le 2000 ]
+check "under load: requests before the outage succeeded" \
+    [ "$(awk -F, -v t="$t_stopped" '$1 < t && $2 == 200' "$T/outage.csv" | wc -l)" -gt 50 ]
+check "under load: and after it" \
+    [ "$(awk -F, -v t="$t_back" '$1 > t && $2 == 200' "$T/outage.csv" | wc -l)" -gt 50 ]
 
 # ------------------------------------------------------------ terminated
-note "pg_terminate_backend() on every conduit connection"
+note "pg_terminate_backend() on every conduit connection, under load"
 burst 8 >/dev/null # make sure every pool connection is open
+load_start kill -c 6 -r 300 -d 40 -u /api/tags -t 5000 -s "$T/kill.stop" -o "$T/kill.csv"
+sleep 1
 n=$(psql -X -A -t -c "select count(*) from pg_stat_activity where datname='conduit' and pid <> pg_backend_pid()")
 note "conduitd holds $n connection(s) to conduit"
 check "conduitd holds at least one connection per worker" [ "${n:-0}" -ge 2 ]
 psql -X -q -A -t -c "select pg_terminate_backend(pid) from pg_stat_activity where datname='conduit' and pid <> pg_backend_pid()" >/dev/null ||
     fail "pg_terminate_backend failed"
+t_kill=$(now_ms)
 : >"$T/seen"
 if recover; then
     pass "full service back within 2 s of pg_terminate_backend()"
@@ -172,4 +208,14 @@ st "after pg_terminate_backend(): a write works" 201
 hcall GET /healthz
 st "/healthz 200" 200
 is "after pg_terminate_backend(): no worker exited" "$(worker_pids | sort | tr '\n' ' ')" "$WORKERS0"
+sleep 1
+touch "$T/kill.stop"
+load_wait kill
+read errors bad recovery <<FIG
+$(outage_figures "$T/kill.csv" "$t_kill")
+FIG
+note "pg_terminate_backend() under load: $L_requests requests, $errors answered 503, $bad other failures; full service $recovery ms after the kill"
+is "under load: nothing but 200 and 503" "$bad" 0
+is "under load: every 503 had Retry-After" "$L_retry_after_missing" 0
+check "under load: full service within 2 s of the kill ($recovery ms)" [ "$recovery" -le 2000 ]
 done_testing

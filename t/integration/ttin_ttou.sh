@@ -1,10 +1,17 @@
 #!/bin/sh
-# TTIN adds a worker, TTOU removes one, never below one.
+# TTIN adds a worker, TTOU removes one, never below one; under a bounded
+# load (a new connection per request, and kept-alive ones), no request
+# fails while workers come and go.
 . "$top_srcdir/t/lib.sh"
 
 count_is() { [ "$(worker_count)" -eq "$1" ]; }
 conduitd_start -w 2
 wait_for 5 count_is 2
+load_start close -c 6 -r 500 -d 5 -u /healthz -t 5000
+close_pid=$LOAD_PID
+load_start keep -k -c 4 -r 500 -d 5 -u /healthz -t 5000
+keep_pid=$LOAD_PID
+sleep 0.3
 kill -TTIN "$CONDUITD_PID"
 wait_for 5 count_is 3
 is "TTIN: 3 workers" "$(worker_count)" 3
@@ -17,6 +24,14 @@ for i in 1 2 3; do
 done
 wait_for 5 count_is 1
 is "TTOU three times: 1 worker" "$(worker_count)" 1
+load_wait close "$close_pid"
+note "TTIN x2, TTOU x3 under load, a connection per request: $L_requests requests, $L_failed failed"
+is "0 failed requests (new connections)" "$L_failed" 0
+is "every one answered 200" "$L_s2xx" "$L_requests"
+check "the load was real (over 1500 requests)" [ "$L_requests" -gt 1500 ]
+load_wait keep "$keep_pid"
+note "the same on kept-alive connections: $L_requests requests, $L_failed failed"
+is "0 failed requests (kept-alive connections)" "$L_failed" 0
 kill -TTOU "$CONDUITD_PID"
 sleep 1
 is "TTOU never goes below 1" "$(worker_count)" 1

@@ -5,6 +5,7 @@
 #include "worker/router.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,6 +137,26 @@ START_TEST(test_long_path)
 }
 END_TEST
 
+/*
+ * Found by the fuzzer: sixteen segments and a trailing slash wrote one
+ * entry past the segment array on the stack.  Seventeen segments are no
+ * route, with or without the slash.
+ */
+START_TEST(test_too_many_segments)
+{
+    static const char sixteen[] = "/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p";
+    char path[64];
+
+    ck_assert_int_eq(router_match(table, N, ROUTER_GET, sixteen, &m), ROUTER_NOT_FOUND);
+    snprintf(path, sizeof(path), "%s/", sixteen);
+    ck_assert_int_eq(router_match(table, N, ROUTER_GET, path, &m), ROUTER_NOT_FOUND);
+    snprintf(path, sizeof(path), "%s/q/", sixteen);
+    ck_assert_int_eq(router_match(table, N, ROUTER_GET, path, &m), ROUTER_NOT_FOUND);
+    snprintf(path, sizeof(path), "%s/q", sixteen);
+    ck_assert_int_eq(router_match(table, N, ROUTER_GET, path, &m), ROUTER_NOT_FOUND);
+}
+END_TEST
+
 START_TEST(test_percent_decode)
 {
     char s[] = "a%20b%41";
@@ -165,6 +186,7 @@ router_suite(void)
     tcase_add_test(tc, test_method_not_allowed);
     tcase_add_test(tc, test_long_path);
     tcase_add_test(tc, test_percent_decode);
+    tcase_add_test(tc, test_too_many_segments);
     suite_add_tcase(s, tc);
     return s;
 }

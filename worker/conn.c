@@ -1,0 +1,359 @@
+/*
+ * conn: the client connections of a worker.  See conn.h.
+ */
+#include "config.h"
+
+#include "worker/conn.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "common/log.h"
+
+enum phase { FRESH, RECEIVING, BUSY, IDLE };
+
+/*
+ * Draining: a client that connected just before, or that holds a kept-alive
+ * connection, has this long to begin a request; it is then served (with
+ * "Connection: close").  Closing an idle kept-alive connection at once
+ * would lose the request its client may be sending at that very moment.
+ */
+#define DRAIN_GRACE_MS 1000
+
+struct conn {
+    struct conn *prev, *next; /* every record, attached or not */
+    struct bufferevent *bev;
+    struct evhttp_connection *evcon; /* NULL until attached */
+    struct evbuffer_cb_entry *input_cb;
+    struct event *deadline;
+    enum phase phase;
+    int fd;
+    void (*hangup)(void *);
+    void *hangup_arg;
+};
+
+static struct {
+    struct event_base *base;
+    struct conn *all;
+    struct conn **byfd; /* attached records by socket, for conn_of() */
+    int nfd;
+    int n;      /* records alive */
+    int active; /* FRESH, RECEIVING or BUSY */
+    int cap;
+    int full;
+    int draining;
+    time_t last_full_log;
+    struct timeval header_timeout;
+    struct event *attach; /* runs right after evhttp has set a connection up */
+    int pending;          /* records created and not attached yet */
+    void (*notify)(int full, void *arg);
+    void *arg;
+} C;
+
+static void
+set_phase(struct conn *c, enum phase p)
+{
+    C.active += (p != IDLE) - (c->phase != IDLE);
+    c->phase = p;
+}
+
+static struct conn *
+conn_of(struct evhttp_connection *evcon)
+{
+    struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    int fd = bev ? (int)bufferevent_getfd(bev) : -1;
+
+    if (fd < 0 || fd >= C.nfd || !C.byfd[fd] || C.byfd[fd]->evcon != evcon)
+        return NULL;
+    return C.byfd[fd];
+}
+
+/*
+ * Shut the socket down rather than free the connection: evhttp reads the
+ * end of the stream and frees it by its usual path, at a time of its own
+ * choosing, so no callback of its can find it gone.
+ */
+static void
+cut(struct conn *c)
+{
+    if (c->fd >= 0)
+        shutdown(c->fd, SHUT_RDWR);
+}
+
+static void
+on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c = arg;
+
+    (void)fd;
+    (void)what;
+    if (c->phase == FRESH || c->phase == RECEIVING) {
+        log_debug("connection %d sent no complete request within %ld s: closing it", c->fd,
+                  (long)C.header_timeout.tv_sec);
+        cut(c);
+    }
+}
+
+/* Bytes arrived: the first of a request starts (or keeps) its deadline. */
+static void
+on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+    struct conn *c = arg;
+
+    (void)buf;
+    if (info->n_added == 0)
+        return;
+    if (c->phase == IDLE || c->phase == FRESH) {
+        evtimer_add(c->deadline, &C.header_timeout);
+        set_phase(c, RECEIVING);
+    }
+}
+
+static void
+record_free(struct conn *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        C.all = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    if (c->fd >= 0 && c->fd < C.nfd && C.byfd[c->fd] == c)
+        C.byfd[c->fd] = NULL;
+    if (c->deadline)
+        event_free(c->deadline);
+    set_phase(c, IDLE);
+    C.n--;
+    free(c);
+    if (C.full && C.n < C.cap) {
+        C.full = 0;
+        if (C.notify)
+            C.notify(0, C.arg);
+    } else if (C.notify) {
+        C.notify(-1, C.arg); /* a draining worker may be done */
+    }
+}
+
+/* evhttp frees the connection: exactly once, whatever the cause. */
+static void
+on_closed(struct evhttp_connection *evcon, void *arg)
+{
+    struct conn *c = arg;
+    void (*hangup)(void *) = c->hangup;
+
+    (void)evcon;
+    if (c->input_cb)
+        evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->input_cb);
+    c->hangup = NULL;
+    if (hangup)
+        hangup(c->hangup_arg);
+    record_free(c);
+}
+
+/*
+ * Runs in the same loop pass as the accepts, before any read: evhttp has
+ * set each new bufferevent's callbacks with its connection as their
+ * argument, which is how the connection is found.
+ */
+static void
+attach_pending(evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c, *next;
+
+    (void)fd;
+    (void)what;
+    (void)arg;
+    for (c = C.all; c && C.pending > 0; c = next) {
+        bufferevent_event_cb eventcb = NULL;
+        void *cbarg = NULL;
+
+        next = c->next;
+        if (c->evcon || !c->bev)
+            continue;
+        C.pending--;
+        bufferevent_getcb(c->bev, NULL, NULL, &eventcb, &cbarg);
+        if (!eventcb || !cbarg ||
+            evhttp_connection_get_bufferevent((struct evhttp_connection *)cbarg) != c->bev) {
+            /* evhttp gave up on it already (out of memory): nothing to track. */
+            bufferevent_decref(c->bev);
+            c->bev = NULL;
+            record_free(c);
+            continue;
+        }
+        c->evcon = cbarg;
+        c->fd = (int)bufferevent_getfd(c->bev);
+        if (c->fd >= 0 && c->fd < C.nfd)
+            C.byfd[c->fd] = c;
+        evhttp_connection_set_closecb(c->evcon, on_closed, c);
+        c->input_cb = evbuffer_add_cb(bufferevent_get_input(c->bev), on_input, c);
+        bufferevent_decref(c->bev); /* evhttp's own reference keeps it */
+    }
+}
+
+struct bufferevent *
+conn_bevcb(struct event_base *base, void *arg)
+{
+    struct conn *c = calloc(1, sizeof(*c));
+
+    (void)arg;
+    if (!c)
+        return NULL;
+    c->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    c->deadline = evtimer_new(base, on_deadline, c);
+    if (!c->bev || !c->deadline) {
+        if (c->bev)
+            bufferevent_free(c->bev);
+        if (c->deadline)
+            event_free(c->deadline);
+        free(c);
+        return NULL;
+    }
+    /* Held until attached, so a connection evhttp drops at once stays readable. */
+    bufferevent_incref(c->bev);
+    c->fd = -1;
+    c->phase = IDLE;
+    /* Until its first byte it is idle: evhttp's idle timeout closes it. */
+    set_phase(c, FRESH);
+    c->next = C.all;
+    if (C.all)
+        C.all->prev = c;
+    C.all = c;
+    C.n++;
+    C.pending++;
+    event_active(C.attach, EV_TIMEOUT, 0);
+    if (!C.full && C.n >= C.cap) {
+        struct timeval now;
+        C.full = 1;
+        /* Under a flood the cap is hit again and again: say so once a minute. */
+        event_base_gettimeofday_cached(base, &now);
+        if (now.tv_sec - C.last_full_log >= 60) {
+            C.last_full_log = now.tv_sec;
+            log_warning("%d connections open, the most this worker takes (max_connections): "
+                        "pausing accepts until one closes",
+                        C.n);
+        }
+        if (C.notify)
+            C.notify(1, C.arg);
+    }
+    return c->bev;
+}
+
+void
+conn_request_begin(struct evhttp_connection *evcon, void (*hangup)(void *), void *arg)
+{
+    struct conn *c = conn_of(evcon);
+
+    if (!c)
+        return;
+    evtimer_del(c->deadline);
+    set_phase(c, BUSY);
+    c->hangup = hangup;
+    c->hangup_arg = arg;
+}
+
+void
+conn_set_hangup(struct evhttp_connection *evcon, void (*hangup)(void *), void *arg)
+{
+    struct conn *c = conn_of(evcon);
+
+    if (!c)
+        return;
+    c->hangup = hangup;
+    c->hangup_arg = arg;
+}
+
+void
+conn_request_end(struct evhttp_connection *evcon)
+{
+    struct conn *c = conn_of(evcon);
+
+    if (!c)
+        return;
+    c->hangup = NULL;
+    if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0) {
+        /* The next request (pipelined) has begun already. */
+        evtimer_add(c->deadline, &C.header_timeout);
+        set_phase(c, RECEIVING);
+        return;
+    }
+    set_phase(c, IDLE);
+    if (C.draining)
+        cut(c);
+    else if (C.notify)
+        C.notify(-1, C.arg);
+}
+
+void
+conn_drain(void)
+{
+    struct timeval grace = {DRAIN_GRACE_MS / 1000, (DRAIN_GRACE_MS % 1000) * 1000};
+
+    C.draining = 1;
+    for (struct conn *c = C.all; c; c = c->next) {
+        if (c->phase == IDLE)
+            set_phase(c, FRESH); /* the drain waits for it, at most the grace */
+        if (c->phase == FRESH)
+            evtimer_add(c->deadline, &grace);
+    }
+}
+
+int
+conn_count(void)
+{
+    return C.n;
+}
+
+int
+conn_active(void)
+{
+    return C.active;
+}
+
+int
+conn_init(struct event_base *base, int cap, int header_timeout, void (*notify)(int full, void *arg),
+          void *arg)
+{
+    struct rlimit rl;
+
+    memset(&C, 0, sizeof(C));
+    C.base = base;
+    C.cap = cap;
+    C.header_timeout.tv_sec = header_timeout;
+    C.notify = notify;
+    C.arg = arg;
+    C.nfd =
+        getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20) ? (int)rl.rlim_cur : 1 << 20;
+    C.byfd = calloc((size_t)C.nfd, sizeof(*C.byfd));
+    C.attach = event_new(base, -1, 0, attach_pending, NULL);
+    if (!C.byfd || !C.attach) {
+        conn_shutdown();
+        return -1;
+    }
+    return 0;
+}
+
+/* After evhttp_free(): only records that were never attached are left. */
+void
+conn_shutdown(void)
+{
+    C.notify = NULL;
+    while (C.all) {
+        struct conn *c = C.all;
+        if (c->bev && !c->evcon)
+            bufferevent_decref(c->bev);
+        c->bev = NULL;
+        record_free(c);
+    }
+    if (C.attach)
+        event_free(C.attach);
+    free(C.byfd);
+    memset(&C, 0, sizeof(C));
+}

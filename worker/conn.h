@@ -1,0 +1,68 @@
+/*
+ * conn: every client connection of a worker, from accept to close, which
+ * evhttp 2.1 does not show: it has no connection cap, no deadline for a
+ * request's header (its timeout is per read, so a client trickling one
+ * byte a second is never cut: slowloris), and no way to tell a connection
+ * that is about to send a request from an idle one.
+ *
+ * evhttp creates each connection's bufferevent through conn_bevcb() (given
+ * to evhttp_set_bevcb), so every accepted connection is seen here first.
+ * Right after evhttp has set it up, the connection's close callback is
+ * taken for good (it fires exactly once, when evhttp frees it), and the
+ * request layer registers its interest in a hang-up through
+ * conn_request_begin() instead of setting that callback itself.
+ *
+ * A connection is in one of four phases:
+ *   FRESH      accepted, no byte yet        evhttp's idle timeout
+ *   RECEIVING  bytes of a request arrived   header deadline running
+ *   BUSY       dispatched, reply not sent   no deadline (the handler's)
+ *   IDLE       reply sent, kept alive       evhttp's idle timeout
+ * A RECEIVING connection past its deadline is shut down (evhttp then
+ * frees it as it would for a client that hung up).  Draining gives IDLE
+ * and FRESH connections a second to begin a request (served, then closed)
+ * and lets the others finish theirs; every reply then says
+ * "Connection: close".
+ *
+ * Ownership: evhttp owns the connections; this module owns one small
+ * record per connection, freed in the close callback.
+ */
+#ifndef CONDUITD_CONN_H
+#define CONDUITD_CONN_H
+
+struct bufferevent;
+struct event_base;
+struct evhttp_connection;
+
+/*
+ * cap: most connections open at once; notify(1, arg) is called when it is
+ * reached (stop accepting), notify(0, arg) when one closes below it, and
+ * notify(-1, arg) when one closes or goes idle otherwise (a draining worker
+ * may be done).  header_timeout: seconds from accept, or from the first
+ * byte of a keep-alive request, to the complete request.  -1 on failure.
+ */
+int conn_init(struct event_base *base, int cap, int header_timeout,
+              void (*notify)(int full, void *arg), void *arg);
+/* After evhttp_free(): frees what is left. */
+void conn_shutdown(void);
+
+/* For evhttp_set_bevcb(). */
+struct bufferevent *conn_bevcb(struct event_base *base, void *arg);
+
+/*
+ * The request layer: a request of this connection was dispatched; hangup
+ * (may be NULL) is called if the client goes away before conn_request_end.
+ */
+void conn_request_begin(struct evhttp_connection *evcon, void (*hangup)(void *), void *arg);
+/* Replaces the hang-up callback of the request in progress (NULL: none). */
+void conn_set_hangup(struct evhttp_connection *evcon, void (*hangup)(void *), void *arg);
+/* The reply is written: the connection is idle (kept alive) or closes. */
+void conn_request_end(struct evhttp_connection *evcon);
+
+/* Draining: close the idle connections now, the others after their request. */
+void conn_drain(void);
+
+/* Connections open, and those with a request under way (not idle). */
+int conn_count(void);
+int conn_active(void);
+
+#endif
