@@ -16,15 +16,19 @@
 /* Users one source address carries: well under its ~28,000 ephemeral ports. */
 #define USERS_PER_SOURCE 20000
 
-static void
-on_request(void *arg, int ep, const struct conn_result *r)
+void
+bench_record(struct bench *b, int ep, const struct conn_result *r)
 {
-    struct bench *b = arg;
-
     stats_request(b->sec, ep, r);
     stats_request(b->total, ep, r);
     if (b->win)
         stats_request(b->win, ep, r);
+}
+
+static void
+on_request(void *arg, int ep, const struct conn_result *r)
+{
+    bench_record(arg, ep, r);
 }
 
 static void

@@ -95,7 +95,10 @@ int bench_init(struct bench *b, const struct bench_opts *o, struct profile *prof
                size_t errlen);
 void bench_free(struct bench *b);
 
-/* Runs the loop for seconds (or until bench_stop). */
+/* Counts a finished request in the second, the total and the hold window. */
+void bench_record(struct bench *b, int ep, const struct conn_result *r);
+
+/* Runs the loop for seconds. */
 void bench_wait(struct bench *b, double seconds);
 /* Runs the loop until cond(b) holds or seconds pass; 0 when it held. */
 int bench_wait_until(struct bench *b, double seconds, int (*cond)(struct bench *));

@@ -576,3 +576,33 @@ profile_think_mean(const struct profile *p)
         return 0;
     return p->think_mean_s * (1 - exp(-p->think_cap_s / p->think_mean_s));
 }
+
+const struct prof_request *
+profile_pick_request(const struct profile *p, double u1, double u2)
+{
+    double total = 0, x;
+    int i;
+
+    for (i = 0; i < p->npages; i++)
+        total += p->page[i].weight * p->page[i].nreq;
+    x = u1 * total;
+    for (i = 0; i < p->npages - 1; i++) {
+        double w = p->page[i].weight * p->page[i].nreq;
+
+        if (x < w)
+            break;
+        x -= w;
+    }
+    if (p->page[i].needs_my_slug)
+        i = p->page[i].otherwise;
+    return &p->page[i].req[(int)(u2 * p->page[i].nreq) % p->page[i].nreq];
+}
+
+int
+profile_expected(const struct prof_request *r, int status)
+{
+    for (int i = 0; i < r->nexpect; i++)
+        if (r->expect[i] == status)
+            return 1;
+    return 0;
+}

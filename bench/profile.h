@@ -109,6 +109,18 @@ void profile_free(struct profile *p);
 /* The page for a uniform draw u in [0, 1). */
 int profile_pick(const struct profile *p, double u);
 
+/*
+ * One request of the mix, for the modes that send requests, not pages
+ * (open loop, SQL ceiling): a page is drawn with its weight times its
+ * number of requests, then one of them, so each request comes as often as
+ * virtual users send it.  Pages that need {my_slug} give way to their
+ * "otherwise" page.
+ */
+const struct prof_request *profile_pick_request(const struct profile *p, double u1, double u2);
+
+/* Whether the profile expects this status from the request. */
+int profile_expected(const struct prof_request *r, int status);
+
 /* Values for the variables, filled by the caller for the ones it uses. */
 struct prof_values {
     const char *v[PV_COUNT];

@@ -199,15 +199,6 @@ capture(struct vu *v, const struct prof_request *r, const struct conn_result *re
     *slot = strdup(val);
 }
 
-static int
-expected(const struct prof_request *r, int status)
-{
-    for (int i = 0; i < r->nexpect; i++)
-        if (r->expect[i] == status)
-            return 1;
-    return 0;
-}
-
 static void
 on_done(struct conn *c, const struct conn_result *res)
 {
@@ -218,7 +209,7 @@ on_done(struct conn *c, const struct conn_result *res)
     struct conn_result out = *res;
 
     e->in_flight--;
-    if (out.err == CONN_OK && !expected(r, out.status))
+    if (out.err == CONN_OK && !profile_expected(r, out.status))
         out.err = CONN_ESTATUS;
     if (out.err == CONN_OK && r->capture != CAPTURE_NONE)
         capture(v, r, &out);
