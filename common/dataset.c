@@ -389,3 +389,75 @@ dataset_tag(const struct dataset *d, int64_t tag, char *out, size_t cap)
     memcpy(out, tag_names[perm[tag - 1]], n + 1);
     return n;
 }
+
+static uint64_t
+gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* (a * r) mod n without overflow for any n < 2^63. */
+static uint64_t
+mulmod(uint64_t a, uint64_t r, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)a * r) % n);
+}
+
+void
+dataset_perm_init(struct dataset_perm *p, uint64_t key, int64_t n)
+{
+    p->n = n > 0 ? (uint64_t)n : 1;
+    /* a = 1 would keep the order; any a coprime to n is a bijection. */
+    p->a = splitmix64(key) % p->n;
+    while (gcd(p->a, p->n) != 1)
+        p->a = (p->a + 1) % p->n;
+    p->b = splitmix64(key ^ 0x5851f42d4c957f2dULL) % p->n;
+}
+
+int64_t
+dataset_perm_apply(const struct dataset_perm *p, int64_t r)
+{
+    if (r < 0 || (uint64_t)r >= p->n)
+        return 0;
+    return (int64_t)((mulmod(p->a, (uint64_t)r, p->n) + p->b) % p->n);
+}
+
+static int64_t
+popular(uint64_t seed, uint64_t stream, int64_t n, int64_t rank)
+{
+    struct dataset_perm p;
+
+    if (rank < 0 || rank >= n)
+        return 0;
+    dataset_perm_init(&p, dataset_hash(seed, stream, 0), n);
+    return 1 + dataset_perm_apply(&p, rank);
+}
+
+int64_t
+dataset_popular_article(const struct dataset *d, int64_t rank)
+{
+    return popular(d->seed, DATASET_STREAM_ARTICLE_POP, d->articles, rank);
+}
+
+int64_t
+dataset_popular_user(const struct dataset *d, int64_t rank)
+{
+    return popular(d->seed, DATASET_STREAM_USER_POP, d->users, rank);
+}
+
+int64_t
+dataset_skewed_rank(uint64_t h, int64_t n)
+{
+    double u = (double)(h >> 11) * 0x1p-53;
+    int64_t r;
+
+    if (n < 1)
+        return 0;
+    r = (int64_t)((double)n * (u * u));
+    return r < n ? r : n - 1;
+}

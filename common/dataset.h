@@ -28,9 +28,25 @@
  *             order shuffled by the seed: tag 1 under seed 1 is not tag 1
  *             under seed 2.
  *
+ * Popularity (optional for a client; the seeder follows it):
+ *   order     rank 0 is the most popular.  Article rank r is article
+ *             dataset_popular_article(r): the seeder gives low ranks the
+ *             most favorites and comments.  User rank r is user
+ *             dataset_popular_user(r): low ranks have the most followers
+ *             and write the most articles.  Both orders are affine
+ *             permutations of the ids keyed by the seed, so popular
+ *             articles are spread over time, not the oldest ones.
+ *   skew      dataset_skewed_rank(h, n) = floor(n u^2), u = h as a number
+ *             in [0, 1): rank r comes with probability
+ *             (sqrt(r + 1) - sqrt(r)) / sqrt(n), a Zipf-like law of
+ *             exponent 1/2 (rank 0 gets 1/sqrt(n) of all draws).  A load
+ *             generator that draws articles or users this way visits them
+ *             as the seeded favorites do.
+ *
  * Everything else about the data (who follows whom, what is favorited,
- * bodies, timestamps) is the seeder's business, drawn from dataset_hash()
- * so it is deterministic too, but a client needs only the names above.
+ * bodies, timestamps) is the seeder's business (seed/model.h), drawn from
+ * dataset_hash() so it is deterministic too, but a client needs only the
+ * names above.
  */
 #ifndef CONDUITD_DATASET_H
 #define CONDUITD_DATASET_H
@@ -72,6 +88,8 @@ enum {
     DATASET_STREAM_USERNAME = 1,
     DATASET_STREAM_TITLE = 2,
     DATASET_STREAM_TAGORDER = 3,
+    DATASET_STREAM_ARTICLE_POP = 4,
+    DATASET_STREAM_USER_POP = 5,
 };
 
 /*
@@ -85,5 +103,31 @@ size_t dataset_email(const struct dataset *d, int64_t user, char *out, size_t ca
 size_t dataset_title(const struct dataset *d, int64_t article, char *out, size_t cap);
 size_t dataset_slug(const struct dataset *d, int64_t article, char *out, size_t cap);
 size_t dataset_tag(const struct dataset *d, int64_t tag, char *out, size_t cap);
+
+/*
+ * Popularity: the id of the article (user) of popularity rank (0 = most
+ * popular, up to articles - 1 or users - 1), or 0 when rank is out of range.
+ */
+int64_t dataset_popular_article(const struct dataset *d, int64_t rank);
+int64_t dataset_popular_user(const struct dataset *d, int64_t rank);
+
+/*
+ * The skewed draw: a rank in [0, n) from the hash h, floor(n u^2) with u
+ * uniform in [0, 1) (53 bits of h).  Only IEEE-exact arithmetic, so every
+ * machine draws the same ranks.  0 when n < 1.
+ */
+int64_t dataset_skewed_rank(uint64_t h, int64_t n);
+
+/*
+ * The affine permutation of [0, n) keyed by key: r -> (a r + b) mod n with
+ * a coprime to n, both drawn from key.  The popularity orders use it; the
+ * seeder uses it for its own orders.  init once (n >= 1), apply often
+ * (r in [0, n), else 0).
+ */
+struct dataset_perm {
+    uint64_t a, b, n;
+};
+void dataset_perm_init(struct dataset_perm *p, uint64_t key, int64_t n);
+int64_t dataset_perm_apply(const struct dataset_perm *p, int64_t r);
 
 #endif

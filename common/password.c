@@ -11,8 +11,9 @@
 
 #include <openssl/crypto.h>
 
-int
-password_hash(const char *pw, int cost, char out[PASSWORD_HASH_LEN])
+/* rbytes NULL: libxcrypt draws the salt's bytes from the OS. */
+static int
+hash_with(const char *pw, int cost, const unsigned char *rbytes, char out[PASSWORD_HASH_LEN])
 {
     char salt[CRYPT_GENSALT_OUTPUT_SIZE];
     struct crypt_data *cd;
@@ -20,8 +21,8 @@ password_hash(const char *pw, int cost, char out[PASSWORD_HASH_LEN])
 
     if (strlen(pw) > PASSWORD_MAX)
         return -1;
-    /* NULL random bytes: libxcrypt draws them from the OS. */
-    if (!crypt_gensalt_rn("$2b$", (unsigned long)cost, NULL, 0, salt, sizeof(salt)))
+    if (!crypt_gensalt_rn("$2b$", (unsigned long)cost, (const char *)rbytes, rbytes ? 16 : 0, salt,
+                          sizeof(salt)))
         return -1;
     cd = calloc(1, sizeof(*cd));
     if (!cd)
@@ -37,6 +38,19 @@ password_hash(const char *pw, int cost, char out[PASSWORD_HASH_LEN])
 }
 
 int
+password_hash(const char *pw, int cost, char out[PASSWORD_HASH_LEN])
+{
+    return hash_with(pw, cost, NULL, out);
+}
+
+int
+password_hash_salted(const char *pw, int cost, const unsigned char rbytes[16],
+                     char out[PASSWORD_HASH_LEN])
+{
+    return hash_with(pw, cost, rbytes, out);
+}
+
+int
 password_verify(const char *pw, const char *hash)
 {
     struct crypt_data *cd;
@@ -48,8 +62,7 @@ password_verify(const char *pw, const char *hash)
     cd = calloc(1, sizeof(*cd));
     if (!cd)
         return 0;
-    if (crypt_rn(pw, hash, cd, sizeof(*cd)) && cd->output[0] == '$' &&
-        strlen(cd->output) == n)
+    if (crypt_rn(pw, hash, cd, sizeof(*cd)) && cd->output[0] == '$' && strlen(cd->output) == n)
         ok = CRYPTO_memcmp(cd->output, hash, n) == 0;
     explicit_bzero(cd, sizeof(*cd));
     free(cd);
