@@ -100,7 +100,7 @@ add_children(pid_t pid, pid_t *list, int n, int cap)
     if (!(d = opendir(path)))
         return n;
     while ((de = readdir(d)) && n < cap) {
-        char cpath[128];
+        char cpath[300];
         FILE *f;
         int c;
 
@@ -185,9 +185,20 @@ snapshot(const struct acct *a, struct acct_proc *out, int cap)
     return k;
 }
 
+static double
+thread_cpu_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 void
 acct_begin(struct acct *a)
 {
+    double t = thread_cpu_s();
+
     free(a->snap);
     a->snap = calloc(MAX_PROCS, sizeof(*a->snap));
     a->nsnap = a->snap ? snapshot(a, a->snap, MAX_PROCS) : 0;
@@ -196,6 +207,7 @@ acct_begin(struct acct *a)
     memset(&a->r, 0, sizeof(a->r));
     memset(a->pss_sum, 0, sizeof(a->pss_sum));
     memset(a->rss_sum, 0, sizeof(a->rss_sum));
+    a->overhead_s = thread_cpu_s() - t;
 }
 
 /* Rss and Pss of a process in bytes; -1 when it is gone. */
@@ -244,6 +256,7 @@ acct_sample(struct acct *a)
     int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), backends = 0;
     double pss[AG_NGROUPS] = {0}, rss[AG_NGROUPS] = {0};
     int procs[AG_NGROUPS] = {0};
+    double t = thread_cpu_s();
 
     for (int i = 0; i < n; i++) {
         double r, p;
@@ -269,11 +282,13 @@ acct_sample(struct acct *a)
     if (backends > a->r.pg_backends_max)
         a->r.pg_backends_max = backends;
     a->r.samples++;
+    a->overhead_s += thread_cpu_s() - t;
 }
 
 void
 acct_end(struct acct *a, struct acct_result *out)
 {
+    double t = thread_cpu_s();
     struct acct_proc *now = calloc(MAX_PROCS, sizeof(*now));
     double tck = (double)sysconf(_SC_CLK_TCK);
     uint64_t busy, total;
@@ -302,6 +317,7 @@ acct_end(struct acct *a, struct acct_result *out)
         }
     }
     out->other_s = out->machine_busy_s > sum ? out->machine_busy_s - sum : 0;
+    out->overhead_s = a->overhead_s + (thread_cpu_s() - t);
 }
 
 double

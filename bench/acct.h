@@ -15,6 +15,10 @@
  * (/proc/PID/smaps_rollup) and RSS per group; the result has the mean and
  * the max of those sums.  PSS is the honest figure for forked processes:
  * RSS counts a shared page once per process.
+ *
+ * Reading smaps_rollup walks page tables, which is not free for a
+ * PostgreSQL backend mapping shared_buffers: the CPU this module spends is
+ * measured (overhead_s) so the generator's own figure can leave it out.
  */
 #ifndef CONDUIT_BENCH_ACCT_H
 #define CONDUIT_BENCH_ACCT_H
@@ -45,6 +49,7 @@ struct acct_result {
     int procs_max[AG_NGROUPS];
     int pg_backends_max; /* client backends of the postmaster */
     int samples;
+    double overhead_s;   /* this process's CPU spent reading /proc for it */
 };
 
 struct acct {
@@ -55,6 +60,7 @@ struct acct {
     uint64_t busy0, total0;
     int64_t t0_us;
     double pss_sum[AG_NGROUPS], rss_sum[AG_NGROUPS];
+    double overhead_s;
     struct acct_result r;
 };
 
