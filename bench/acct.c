@@ -1,6 +1,8 @@
 /*
  * acct: see acct.h.
  */
+#include "config.h"
+
 #include "bench/acct.h"
 
 #include <dirent.h>

@@ -49,7 +49,7 @@ struct acct_result {
     int procs_max[AG_NGROUPS];
     int pg_backends_max; /* client backends of the postmaster */
     int samples;
-    double overhead_s;   /* this process's CPU spent reading /proc for it */
+    double overhead_s; /* this process's CPU spent reading /proc for it */
 };
 
 struct acct {

@@ -1,6 +1,8 @@
 /*
  * bench: see bench.h.
  */
+#include "config.h"
+
 #include "bench/bench.h"
 
 #include <errno.h>

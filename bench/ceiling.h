@@ -5,6 +5,8 @@
 #ifndef CONDUIT_BENCH_CEILING_H
 #define CONDUIT_BENCH_CEILING_H
 
+#include <sys/types.h>
+
 #include "bench/bench.h"
 
 /*
@@ -14,5 +16,8 @@
  */
 int ceiling_measure(struct bench *b, const char *db, int nconns, int depth, double warmup_s,
                     double duration_s, struct level *out);
+
+/* The postmaster behind a connection string (the parent of its backend); 0. */
+pid_t ceiling_postmaster(const char *db);
 
 #endif

@@ -1,6 +1,8 @@
 /*
  * conn: see conn.h.
  */
+#include "config.h"
+
 #include "bench/conn.h"
 
 #include <arpa/inet.h>

@@ -1,6 +1,8 @@
 /*
  * hist: see hist.h.
  */
+#include "config.h"
+
 #include "bench/hist.h"
 
 #include <string.h>

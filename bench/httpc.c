@@ -1,6 +1,8 @@
 /*
  * httpc: see httpc.h.
  */
+#include "config.h"
+
 #include "bench/httpc.h"
 
 #include <stdlib.h>

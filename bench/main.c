@@ -2,6 +2,8 @@
  * conduit-bench: the load generator and capacity meter for conduitd.
  * main() only parses the command line and hands over to a mode.
  */
+#include "config.h"
+
 #include <signal.h>
 #include <stdio.h>
 

@@ -9,6 +9,8 @@
  * server on this machine, and `compare` gives the server's rate as a
  * fraction of it.
  */
+#include "config.h"
+
 #include "bench/ceiling.h"
 
 #include <libpq-fe.h>
@@ -38,10 +40,10 @@ struct pgc {
     PGconn *pg;
     struct event *ev;
     int inflight;
-    int head;        /* oldest in the rings */
-    int64_t *sent;   /* [depth] */
-    int *ep;         /* [depth] */
-    int *failed;     /* [depth] */
+    int head;      /* oldest in the rings */
+    int64_t *sent; /* [depth] */
+    int *ep;       /* [depth] */
+    int *failed;   /* [depth] */
     int writing;
 };
 
@@ -109,8 +111,8 @@ fill(struct pgc *c)
     if (PQflush(c->pg) == 1 && !c->writing) {
         c->writing = 1;
         event_del(c->ev);
-        event_assign(c->ev, c->cl->b->base, PQsocket(c->pg), EV_READ | EV_WRITE | EV_PERSIST,
-                     on_io, c);
+        event_assign(c->ev, c->cl->b->base, PQsocket(c->pg), EV_READ | EV_WRITE | EV_PERSIST, on_io,
+                     c);
         event_add(c->ev, NULL);
     }
 }
@@ -196,6 +198,21 @@ postmaster_of(PGconn *pg)
     return 0;
 }
 
+pid_t
+ceiling_postmaster(const char *db)
+{
+    PGconn *pg = PQconnectdb(db);
+    pid_t pid = 0;
+
+    if (pg && PQstatus(pg) == CONNECTION_OK)
+        pid = postmaster_of(pg);
+    else
+        fprintf(stderr, "conduit-bench: cannot connect to %s: %s", db,
+                pg ? PQerrorMessage(pg) : "out of memory\n");
+    PQfinish(pg);
+    return pid;
+}
+
 /* Prepares every statement the profile uses, as the server does. */
 static int
 prepare(PGconn *pg, const struct profile *p)
@@ -266,8 +283,7 @@ open_all(struct ceiling *cl, const char *db, pid_t *postmaster)
         if (i == 0)
             *postmaster = postmaster_of(c->pg);
         if (!PQenterPipelineMode(c->pg) || PQsetnonblocking(c->pg, 1) < 0) {
-            fprintf(stderr, "conduit-bench: ceiling: no pipeline mode: %s",
-                    PQerrorMessage(c->pg));
+            fprintf(stderr, "conduit-bench: ceiling: no pipeline mode: %s", PQerrorMessage(c->pg));
             return -1;
         }
         c->ev = event_new(cl->b->base, PQsocket(c->pg), EV_READ | EV_PERSIST, on_io, c);
@@ -338,9 +354,9 @@ mode_ceiling(struct options *o)
     struct bench b;
     struct level l;
     const char *db = o->db ? o->db : getenv("DATABASE_URL");
-    int conns = o->ceiling_conns ? o->ceiling_conns
-                                 : o->pool * (int)(o->cores ? o->cores
-                                                            : sysconf(_SC_NPROCESSORS_ONLN));
+    int conns = o->ceiling_conns
+                    ? o->ceiling_conns
+                    : o->pool * (int)(o->cores ? o->cores : sysconf(_SC_NPROCESSORS_ONLN));
     cJSON *root;
     char path[4096];
     int rc;

@@ -7,6 +7,8 @@
  * coordinated omission).  Each connection first opens a session as its
  * own user (the profile's session_start, not measured).
  */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +24,7 @@ struct rate;
 struct slot {
     struct conn conn; /* first: the callback finds the slot from it */
     struct rate *r;
-    int setup;        /* index of the next session_start request, or -1 when done */
+    int setup; /* index of the next session_start request, or -1 when done */
     int ep;
     const struct prof_request *req;
     int64_t intended_us;

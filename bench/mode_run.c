@@ -1,6 +1,8 @@
 /*
  * mode_run: `run` (one level) and `search` (the capacity).
  */
+#include "config.h"
+
 #include "bench/modes.h"
 #include "bench/report.h"
 #include "bench/search.h"

@@ -89,11 +89,12 @@ modes_setup(struct options *o, struct profile **prof, struct bench *b)
     if (!(*prof = modes_profile(o)))
         return -1;
     got = bench_raise_nofile(want);
+    /* Raising the hard limit needs CAP_SYS_RESOURCE; without it, say so. */
     if (got < want)
         fprintf(stderr,
-                "conduit-bench: open file limit %ld is below the %ld this run may need "
-                "(run as root, or raise ulimit -n)\n",
-                got, want);
+                "conduit-bench: the open file limit is %ld, so at most about %ld users "
+                "(this run may want %d): raise it with ulimit -Hn as root (CAP_SYS_RESOURCE)\n",
+                got, got - 1024, o->b.max_users);
     if (bench_init(b, &o->b, *prof, err, sizeof(err)) < 0) {
         fprintf(stderr, "conduit-bench: %s\n", err);
         bench_free(b);

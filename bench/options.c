@@ -1,6 +1,8 @@
 /*
  * options: see options.h.
  */
+#include "config.h"
+
 #include "bench/options.h"
 
 #include <getopt.h>

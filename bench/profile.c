@@ -2,6 +2,8 @@
  * profile: see profile.h.  Parsing walks the cJSON tree once and keeps
  * nothing of it; every error names the JSON path of the bad value.
  */
+#include "config.h"
+
 #include "bench/profile.h"
 
 #include <cjson/cJSON.h>

@@ -1,6 +1,8 @@
 /*
  * report: see report.h.
  */
+#include "config.h"
+
 #include "bench/report.h"
 
 #include <stdlib.h>
@@ -279,8 +281,8 @@ report_machine_text(FILE *f)
     struct machine m;
 
     machine_read(&m);
-    fprintf(f, "machine: %ld cores (%s), Linux %s, load average %.2f at start\n", m.nproc,
-            m.model, m.u.release, m.load[0]);
+    fprintf(f, "machine: %ld cores (%s), Linux %s, load average %.2f at start\n", m.nproc, m.model,
+            m.u.release, m.load[0]);
 }
 
 int

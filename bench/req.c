@@ -1,6 +1,8 @@
 /*
  * req: see req.h.
  */
+#include "config.h"
+
 #include "bench/req.h"
 
 #include <stdio.h>

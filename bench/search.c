@@ -1,6 +1,8 @@
 /*
  * search: see search.h.
  */
+#include "config.h"
+
 #include "bench/search.h"
 
 #include <math.h>

@@ -1,6 +1,8 @@
 /*
  * stats: see stats.h.
  */
+#include "config.h"
+
 #include "bench/stats.h"
 
 #include <stdlib.h>

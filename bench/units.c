@@ -1,6 +1,8 @@
 /*
  * units: see units.h.
  */
+#include "config.h"
+
 #include "bench/units.h"
 
 #include <errno.h>

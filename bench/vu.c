@@ -1,6 +1,8 @@
 /*
  * vu: see vu.h.
  */
+#include "config.h"
+
 #include "bench/vu.h"
 
 #include <math.h>
@@ -25,7 +27,7 @@ struct vu {
     uint8_t stopping; /* stop when the request in flight ends */
     uint8_t req_idx;
     uint8_t start_failed; /* the session start failed: begin another */
-    int16_t page; /* START_PAGE during the session start */
+    int16_t page;         /* START_PAGE during the session start */
     struct req_pick pick;
     int64_t page_start_us, session_end_us;
     char *token;
