@@ -153,12 +153,15 @@ find_tools(const struct options *o, char *conduitd, char *tmpl, size_t cap)
         fprintf(stderr, "conduit-bench: conduitd not found (--conduitd PATH)\n");
         return -1;
     }
-    /* The nginx template: installed, or in the source tree beside a build. */
-    snprintf(tmpl, cap, "%s/nginx-upstream.conf.in", DATADIR);
-    if (access(tmpl, R_OK) < 0)
+    /* The nginx template: given, installed, or in the source tree beside a build. */
+    if (o->nginx_template)
+        snprintf(tmpl, cap, "%s", o->nginx_template);
+    else
+        snprintf(tmpl, cap, "%s/nginx-upstream.conf.in", DATADIR);
+    if (!o->nginx_template && access(tmpl, R_OK) < 0)
         snprintf(tmpl, cap, "%s/../etc/nginx-upstream.conf.in", dir);
     if (o->instances > 1 && access(tmpl, R_OK) < 0) {
-        fprintf(stderr, "conduit-bench: etc/nginx-upstream.conf.in not found\n");
+        fprintf(stderr, "conduit-bench: %s: not found (--nginx-template FILE)\n", tmpl);
         return -1;
     }
     return 0;

@@ -88,6 +88,7 @@ enum {
     O_DB,
     O_NGINX,
     O_BASEPORT,
+    O_NGINXCONF,
     O_DEPTH,
     O_CEILCONNS,
     O_NOCEILING,
@@ -141,6 +142,7 @@ static const struct option longopts[] = {
     {"db", required_argument, 0, O_DB},
     {"nginx", required_argument, 0, O_NGINX},
     {"base-port", required_argument, 0, O_BASEPORT},
+    {"nginx-template", required_argument, 0, O_NGINXCONF},
     {"depth", required_argument, 0, O_DEPTH},
     {"ceiling-connections", required_argument, 0, O_CEILCONNS},
     {"no-ceiling", no_argument, 0, O_NOCEILING},
@@ -407,6 +409,9 @@ one(struct options *o, int c, const char *arg, const char *flag, char *err, size
         return 0;
     case O_BASEPORT:
         return count(arg, 1024, 65000, &o->base_port, flag, err, errlen);
+    case O_NGINXCONF:
+        o->nginx_template = arg;
+        return 0;
     case O_DEPTH:
         return count(arg, 1, 1024, &o->depth, flag, err, errlen);
     case O_CEILCONNS:

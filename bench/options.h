@@ -43,7 +43,7 @@ struct options {
     int workers[OPT_MAX_CONFIGS];
     int nworkers;
     int pool, cores, reuseport, instances;
-    const char *conduitd, *db, *nginx, *workers_spec;
+    const char *conduitd, *db, *nginx, *nginx_template, *workers_spec;
     int base_port;
     /* ceiling */
     int depth, ceiling_conns;

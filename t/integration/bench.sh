@@ -10,6 +10,8 @@
 . "$top_srcdir/t/lib.sh"
 command -v jq >/dev/null || skip "jq is not installed"
 BENCH=${CONDUIT_BENCH:-$(pwd)/conduit-bench}
+# The source tree's profile and template, wherever the build is.
+P="--profile $top_srcdir/bench/profiles/default.json"
 SEED=${CONDUIT_SEED:-$(pwd)/conduit-seed}
 S=0.002
 PG_NO_SCHEMA=1 pg_start
@@ -20,10 +22,10 @@ conduitd_start -w 2 --pool 2
 PROBES=1
 
 # ---------------------------------------------------------------- bad input
-"$BENCH" run --port "$PORT" >"$T/out" 2>&1
+"$BENCH" run $P --port "$PORT" >"$T/out" 2>&1
 is "run without --users exits 2" "$?" 2
 check "saying so" grep -q 'run needs --users' "$T/out"
-"$BENCH" run --users 5 --host 10.0.0.1 >"$T/out" 2>&1
+"$BENCH" run $P --users 5 --host 10.0.0.1 >"$T/out" 2>&1
 is "a target outside loopback is refused" "$?" 2
 check "saying why" grep -q 'want a numeric loopback address' "$T/out"
 "$BENCH" run --users 5 --hold 3 --profile "$T/none.json" >"$T/out" 2>&1
@@ -35,10 +37,10 @@ printf '{"session_start": [{"method": "GET", "path": "/healthz"}],
 "$BENCH" run --users 5 --profile "$T/bad.json" >"$T/out" 2>&1
 is "a bad profile exits 2" "$?" 2
 check "naming the place" grep -q 'pages\[0\].requests\[0\].path: unknown variable {who}' "$T/out"
-"$BENCH" search --hold 2x >"$T/out" 2>&1
+"$BENCH" search $P --hold 2x >"$T/out" 2>&1
 is "a bad duration exits 2" "$?" 2
 check "naming the flag" grep -q -- '--hold 2x: want a duration' "$T/out"
-"$BENCH" compare --workers 1,zz --db "$DB" >"$T/out" 2>&1
+"$BENCH" compare $P --workers 1,zz --db "$DB" >"$T/out" 2>&1
 is "a bad worker list exits 2" "$?" 2
 check "naming the flag" grep -q -- '--workers 1,zz' "$T/out"
 
@@ -47,7 +49,7 @@ check "naming the flag" grep -q -- '--workers 1,zz' "$T/out"
 # criteria are WORKLOAD.md's, except Little's law's tolerance: timers of a
 # loaded 2-core machine run late by milliseconds, which is a lot next to a
 # 100 ms think time (and nothing next to 7 s).
-"$BENCH" search --port "$PORT" --scale $S --think-mean 100ms --think-cap 1s --session 4s \
+"$BENCH" search $P --port "$PORT" --scale $S --think-mean 100ms --think-cap 1s --session 4s \
     --start 8 --max-users 32 --max-levels 5 --ramp 1s --hold 3s --settle-max 5s \
     --little-tol 25 --server-pid "$CONDUITD_PID" --pg-data "$T/pg/data" \
     --json "$T/search.json" --quiet >"$T/search.out" 2>"$T/search.err"
@@ -100,13 +102,13 @@ is "no request was left unanswered" "$(j .totals.requests)" "$answered"
 
 # ---------------------------------------------------------------- rate, ceiling
 conduitd_start -w 2 --pool 2
-"$BENCH" rate --port "$PORT" --scale $S --rps 200 --duration 3s --warmup 1s --connections 16 \
+"$BENCH" rate $P --port "$PORT" --scale $S --rps 200 --duration 3s --warmup 1s --connections 16 \
     --server-pid "$CONDUITD_PID" --json "$T/rate.json" --quiet >"$T/rate.out" 2>&1
 is "rate exits 0" "$?" 0
 check "an open-loop report" grep -q 'open loop, latency from the intended send time' "$T/rate.out"
 check "it offered 200 req/s (within 5 %)" \
     [ "$(jq '.level.rps > 190 and .level.rps < 210' "$T/rate.json")" = true ]
-"$BENCH" ceiling --db "$DB" --scale $S --duration 2s --warmup 1s --ceiling-connections 2 \
+"$BENCH" ceiling $P --db "$DB" --scale $S --duration 2s --warmup 1s --ceiling-connections 2 \
     --json "$T/ceiling.json" --quiet >"$T/ceiling.out" 2>&1
 is "ceiling exits 0" "$?" 0
 check "gives a statement rate" [ "$(jq '.ceiling_rps > 100' "$T/ceiling.json")" = true ]
@@ -121,12 +123,13 @@ CONDUITD_PID=
 command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
 if command -v nginx >/dev/null && command -v gnuplot >/dev/null; then
     mkdir "$T/cmp"
-    "$BENCH" compare --db "$DB" --scale $S --workers 1,2 --instances 1 --pool 2 --no-ceiling \
+    "$BENCH" compare $P --db "$DB" --scale $S --workers 1,2 --instances 1 --pool 2 --no-ceiling \
         --think-mean 100ms --think-cap 1s --session 4s --start 8 --max-levels 1 --ramp 1s \
         --hold 2s --warmup 0 --little-tol 25 --base-port $((30000 + $$ % 10000)) \
         --out "$T/cmp" --quiet >"$T/cmp.out" 2>"$T/cmp.err"
     is "compare exits 0" "$?" 0
-    "$BENCH" compare --db "$DB" --scale $S --workers 2 --instances 2 --pool 2 --no-ceiling \
+    "$BENCH" compare $P --db "$DB" --scale $S --workers 2 --instances 2 --pool 2 --no-ceiling \
+        --nginx-template "$top_srcdir/etc/nginx-upstream.conf.in" \
         --think-mean 100ms --think-cap 1s --session 4s --start 8 --max-levels 1 --ramp 1s \
         --hold 2s --warmup 0 --little-tol 25 --base-port $((40000 + $$ % 10000)) \
         --out "$T/cmp" --quiet >>"$T/cmp.out" 2>>"$T/cmp.err"
