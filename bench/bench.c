@@ -54,8 +54,9 @@ progress(struct bench *b, double cpu_pct)
     fprintf(b->log,
             "[%6.0fs] %-6s users %6d (%d starting)  req/s %8llu  p95 %8s  p99 %8s  errors %llu"
             "  gen-cpu %3.0f%%\n",
-            (double)(conn_now_us() - b->t0_us) / 1e6, b->phase ? b->phase : "", vu_active(b->vu),
-            vu_starting(b->vu), (unsigned long long)s->requests,
+            (double)(conn_now_us() - b->t0_us) / 1e6, b->phase ? b->phase : "",
+            b->conns ? b->conns : vu_active(b->vu), vu_starting(b->vu),
+            (unsigned long long)s->requests,
             units_fmt_us((double)hist_percentile(&s->all, 95), p95, sizeof(p95)),
             units_fmt_us((double)hist_percentile(&s->all, 99), p99, sizeof(p99)),
             (unsigned long long)stats_errors(s), cpu_pct);

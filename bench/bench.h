@@ -75,6 +75,7 @@ struct bench {
     double users_sum;
     int users_samples;
     const char *phase;
+    int conns; /* the open-loop modes' connections, for the progress line */
     int quiet;
     FILE *log; /* progress lines; stderr by default */
 };

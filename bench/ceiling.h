@@ -17,7 +17,11 @@
 int ceiling_measure(struct bench *b, const char *db, int nconns, int depth, double warmup_s,
                     double duration_s, struct level *out);
 
-/* The postmaster behind a connection string (the parent of its backend); 0. */
-pid_t ceiling_postmaster(const char *db);
+/*
+ * The postmaster behind a connection string (the parent of its backend),
+ * or 0; and the bcrypt cost of the seeded users' hash (what every login
+ * costs the server), or 0.
+ */
+pid_t ceiling_db_facts(const char *db, int *bcrypt_cost);
 
 #endif

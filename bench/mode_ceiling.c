@@ -198,15 +198,30 @@ postmaster_of(PGconn *pg)
     return 0;
 }
 
+/* The cost in a "$2b$NN$..." hash of the first user; 0 when unknown. */
+static int
+seeded_cost(PGconn *pg)
+{
+    PGresult *res = PQexec(pg, "SELECT password_hash FROM users ORDER BY id LIMIT 1");
+    int cost = 0;
+
+    if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+        sscanf(PQgetvalue(res, 0, 0), "$2%*c$%d$", &cost);
+    PQclear(res);
+    return cost;
+}
+
 pid_t
-ceiling_postmaster(const char *db)
+ceiling_db_facts(const char *db, int *bcrypt_cost)
 {
     PGconn *pg = PQconnectdb(db);
     pid_t pid = 0;
 
-    if (pg && PQstatus(pg) == CONNECTION_OK)
+    *bcrypt_cost = 0;
+    if (pg && PQstatus(pg) == CONNECTION_OK) {
         pid = postmaster_of(pg);
-    else
+        *bcrypt_cost = seeded_cost(pg);
+    } else
         fprintf(stderr, "conduit-bench: cannot connect to %s: %s", db,
                 pg ? PQerrorMessage(pg) : "out of memory\n");
     PQfinish(pg);
@@ -318,6 +333,7 @@ ceiling_measure(struct bench *b, const char *db, int nconns, int depth, double w
     acct_clear_roots(&b->acct, AG_POSTGRES);
     if (pm)
         acct_add_root(&b->acct, AG_POSTGRES, pm);
+    b->conns = nconns;
     for (int i = 0; i < nconns; i++)
         fill(&cl.c[i]);
     b->phase = "warmup";
@@ -343,6 +359,7 @@ ceiling_measure(struct bench *b, const char *db, int nconns, int depth, double w
     }
     rc = 0;
 out:
+    b->conns = 0;
     close_all(&cl);
     return rc;
 }

@@ -221,7 +221,7 @@ mode_compare(struct options *o)
     cJSON *root, *configs;
     time_t t = time(NULL);
     struct tm tm;
-    int rc = 0;
+    int rc = 0, cost = 0;
 
     if (find_tools(o, conduitd, tmpl, sizeof(tmpl)) < 0)
         return 2;
@@ -234,7 +234,9 @@ mode_compare(struct options *o)
     }
     if (modes_setup(o, &prof, &b) < 0)
         return 2;
-    pg = o->pg_pid ? o->pg_pid : o->pg_data ? modes_pg_pid(o->pg_data) : ceiling_postmaster(db);
+    pg = ceiling_db_facts(db, &cost);
+    if (o->pg_pid || o->pg_data)
+        pg = o->pg_pid ? o->pg_pid : modes_pg_pid(o->pg_data);
     acct_clear_roots(&b.acct, AG_POSTGRES);
     if (pg)
         acct_add_root(&b.acct, AG_POSTGRES, pg);
@@ -278,8 +280,10 @@ mode_compare(struct options *o)
                "busy CPU)\n",
                ceiling, n * o->pool, share(&ceil_l.acct, AG_POSTGRES));
     print_table(stdout, rows, o->nworkers, o, ceiling);
+    printf("(logins verify the seeded users' bcrypt hash, cost %d)\n", cost);
 
     root = modes_json_header(o, &b);
+    cJSON_AddNumberToObject(cJSON_GetObjectItem(root, "load"), "seeded_bcrypt_cost", cost);
     if (ceiling > 0) {
         cJSON *cj = report_level_json(&ceil_l, prof);
 

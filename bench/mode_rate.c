@@ -186,6 +186,7 @@ mode_rate(struct options *o)
     r->prof = prof;
     r->rps = o->rps;
     r->nslots = o->connections;
+    b.conns = o->connections;
     r->rng = 0x853c49e6748fea9bULL ^ (uint64_t)conn_now_us();
     b.phase = "login";
     for (int i = 0; i < r->nslots; i++) {
