@@ -375,8 +375,6 @@ mode_ceiling(struct options *o)
                     ? o->ceiling_conns
                     : o->pool * (int)(o->cores ? o->cores : sysconf(_SC_NPROCESSORS_ONLN));
     cJSON *root;
-    char path[4096];
-    int rc;
 
     if (modes_setup(o, &prof, &b) < 0)
         return 2;
@@ -398,10 +396,6 @@ mode_ceiling(struct options *o)
     cJSON_AddNumberToObject(root, "connections", conns);
     cJSON_AddNumberToObject(root, "depth", o->depth);
     cJSON_AddItemToObject(root, "level", report_level_json(&l, prof));
-    rc = modes_write_json(o, root, path, sizeof(path)) < 0 ? 2 : 0;
-    cJSON_Delete(root);
     level_free(&l);
-    bench_free(&b);
-    profile_free(prof);
-    return rc;
+    return modes_finish(o, root, &b, prof, 0);
 }

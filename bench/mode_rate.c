@@ -170,7 +170,6 @@ mode_rate(struct options *o)
     struct level l;
     struct event *tick;
     cJSON *root;
-    char path[4096];
     int rc;
 
     if (modes_setup(o, &prof, &b) < 0)
@@ -230,8 +229,7 @@ mode_rate(struct options *o)
     cJSON_AddNumberToObject(root, "queue_max", (double)r->qmax);
     cJSON_AddNumberToObject(root, "dropped", (double)r->dropped);
     cJSON_AddItemToObject(root, "level", report_level_json(&l, prof));
-    rc = modes_write_json(o, root, path, sizeof(path)) < 0 ? 2 : l.pass ? 0 : 1;
-    cJSON_Delete(root);
+    rc = l.pass ? 0 : 1;
     level_free(&l);
     for (int i = 0; i < r->nslots; i++) {
         conn_close(&r->slot[i].conn);
@@ -241,7 +239,5 @@ mode_rate(struct options *o)
     free(r->idle);
     free(r->queue);
     free(r);
-    bench_free(&b);
-    profile_free(prof);
-    return rc;
+    return modes_finish(o, root, &b, prof, rc);
 }

@@ -26,7 +26,6 @@ mode_run(struct options *o)
     struct bench b;
     struct level l;
     cJSON *root;
-    char path[4096];
     int rc;
 
     if (modes_setup(o, &prof, &b) < 0)
@@ -39,12 +38,9 @@ mode_run(struct options *o)
     root = modes_json_header(o, &b);
     cJSON_AddItemToObject(root, "level", report_level_json(&l, prof));
     add_totals(root, &b);
-    rc = modes_write_json(o, root, path, sizeof(path)) < 0 ? 2 : l.pass ? 0 : 1;
-    cJSON_Delete(root);
+    rc = l.pass ? 0 : 1;
     level_free(&l);
-    bench_free(&b);
-    profile_free(prof);
-    return rc;
+    return modes_finish(o, root, &b, prof, rc);
 }
 
 int
@@ -54,8 +50,6 @@ mode_search(struct options *o)
     struct bench b;
     struct search_result r;
     cJSON *root;
-    char path[4096];
-    int rc;
 
     if (modes_setup(o, &prof, &b) < 0)
         return 2;
@@ -71,10 +65,6 @@ mode_search(struct options *o)
     root = modes_json_header(o, &b);
     cJSON_AddItemToObject(root, "search", search_json(&r, prof));
     add_totals(root, &b);
-    rc = modes_write_json(o, root, path, sizeof(path)) < 0 ? 2 : 0;
-    cJSON_Delete(root);
     search_free(&r);
-    bench_free(&b);
-    profile_free(prof);
-    return rc;
+    return modes_finish(o, root, &b, prof, 0);
 }

@@ -145,3 +145,16 @@ modes_write_json(const struct options *o, cJSON *root, char *path, size_t cap)
     printf("report: %s\n", path);
     return 0;
 }
+
+int
+modes_finish(const struct options *o, cJSON *root, struct bench *b, struct profile *prof, int rc)
+{
+    char path[4096];
+
+    if (modes_write_json(o, root, path, sizeof(path)) < 0)
+        rc = 2;
+    cJSON_Delete(root);
+    bench_free(b);
+    profile_free(prof);
+    return rc;
+}

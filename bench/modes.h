@@ -29,5 +29,11 @@ pid_t modes_pg_pid(const char *dir);
 cJSON *modes_json_header(const struct options *o, const struct bench *b);
 /* Writes the report where --json or --out says; prints the path. */
 int modes_write_json(const struct options *o, cJSON *root, char *path, size_t cap);
+/*
+ * The end every mode shares: writes and frees root, frees the bench and
+ * the profile.  Returns rc, or 2 when the report could not be written.
+ */
+int modes_finish(const struct options *o, cJSON *root, struct bench *b, struct profile *prof,
+                 int rc);
 
 #endif
