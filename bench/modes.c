@@ -89,12 +89,19 @@ modes_setup(struct options *o, struct profile **prof, struct bench *b)
     if (!(*prof = modes_profile(o)))
         return -1;
     got = bench_raise_nofile(want);
-    /* Raising the hard limit needs CAP_SYS_RESOURCE; without it, say so. */
-    if (got < want)
+    /*
+     * Raising the hard limit needs CAP_SYS_RESOURCE; without it, say so, and
+     * search no higher than the descriptors allow: a level that failed for
+     * want of sockets here would be blamed on the server.
+     */
+    if (got < want) {
         fprintf(stderr,
-                "conduit-bench: the open file limit is %ld, so at most about %ld users "
-                "(this run may want %d): raise it with ulimit -Hn as root (CAP_SYS_RESOURCE)\n",
+                "conduit-bench: the open file limit is %ld, so at most %ld users (this run may "
+                "want %d): raise it with ulimit -Hn as root (CAP_SYS_RESOURCE)\n",
                 got, got - 1024, o->b.max_users);
+        if (o->mode == MODE_SEARCH || o->mode == MODE_COMPARE)
+            o->b.max_users = (int)(got - 1024);
+    }
     if (bench_init(b, &o->b, *prof, err, sizeof(err)) < 0) {
         fprintf(stderr, "conduit-bench: %s\n", err);
         bench_free(b);
