@@ -52,6 +52,13 @@ report_level_text(FILE *f, const struct level *l, const struct profile *p)
             s->requests ? (double)stats_errors(s) * 100 / (double)s->requests : 0,
             (unsigned long long)s->err[CONN_ECONNECT], (unsigned long long)s->err[CONN_ETIMEOUT],
             (unsigned long long)s->err[CONN_ETRANSPORT], (unsigned long long)s->err[CONN_ESTATUS]);
+    if (s->err[CONN_ESTATUS]) {
+        fprintf(f, "  unexpected statuses:");
+        for (int code = 0; code < 600; code++)
+            if (s->bad_status[code])
+                fprintf(f, " %d x %llu", code, (unsigned long long)s->bad_status[code]);
+        fprintf(f, "\n");
+    }
     fprintf(f, "  %-16s %9s %9s %9s %9s %9s %7s\n", "endpoint", "requests", "p50", "p95", "p99",
             "max", "errors");
     for (int i = 0; i < s->nep; i++) {
@@ -189,6 +196,17 @@ report_level_json(const struct level *l, const struct profile *p)
     }
     cJSON_AddItemToObject(o, "latency", hist_json(&s->all));
     cJSON_AddItemToObject(o, "errors", errors_json(s->err));
+    {
+        cJSON *st = cJSON_AddObjectToObject(o, "unexpected_statuses");
+        char code[8];
+
+        for (int c = 0; c < 600; c++) {
+            if (!s->bad_status[c])
+                continue;
+            snprintf(code, sizeof(code), "%d", c);
+            cJSON_AddNumberToObject(st, code, (double)s->bad_status[c]);
+        }
+    }
     cJSON_AddNumberToObject(o, "error_pct",
                             s->requests ? (double)stats_errors(s) * 100 / (double)s->requests : 0);
     for (int i = 0; i < s->nep; i++) {

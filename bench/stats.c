@@ -44,6 +44,7 @@ stats_reset(struct stats *s)
         hist_init(&s->ep[i]);
     memset(s->err, 0, sizeof(s->err));
     memset(s->ep_err, 0, (size_t)s->nep * CONN_NERR * sizeof(*s->ep_err));
+    memset(s->bad_status, 0, sizeof(s->bad_status));
     s->requests = s->responses = s->pages = s->page_reqs = 0;
     s->page_us = 0;
 }
@@ -53,6 +54,8 @@ stats_request(struct stats *s, int ep, const struct conn_result *r)
 {
     s->requests++;
     s->err[r->err]++;
+    if (r->err == CONN_ESTATUS && r->status >= 0 && r->status < 600)
+        s->bad_status[r->status]++;
     if (ep >= 0 && ep < s->nep)
         s->ep_err[ep * CONN_NERR + r->err]++;
     if (r->err == CONN_OK || r->err == CONN_ESTATUS) {

@@ -23,6 +23,7 @@ struct stats {
     uint64_t responses;      /* of them, those the server answered */
     uint64_t pages, page_reqs;
     double page_us;
+    uint64_t bad_status[600]; /* unexpected statuses, by code */
 };
 
 struct stats *stats_new(int nep);
