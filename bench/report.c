@@ -130,6 +130,22 @@ errors_json(const uint64_t *err)
     return o;
 }
 
+/* {"503": 12, ...}: the unexpected statuses seen. */
+static cJSON *
+statuses_json(const uint64_t *bad)
+{
+    cJSON *o = cJSON_CreateObject();
+    char code[8];
+
+    for (int c = 0; c < 600; c++) {
+        if (!bad[c])
+            continue;
+        snprintf(code, sizeof(code), "%d", c);
+        cJSON_AddNumberToObject(o, code, (double)bad[c]);
+    }
+    return o;
+}
+
 static cJSON *
 groups_json(const double *v, double scale)
 {
@@ -196,17 +212,7 @@ report_level_json(const struct level *l, const struct profile *p)
     }
     cJSON_AddItemToObject(o, "latency", hist_json(&s->all));
     cJSON_AddItemToObject(o, "errors", errors_json(s->err));
-    {
-        cJSON *st = cJSON_AddObjectToObject(o, "unexpected_statuses");
-        char code[8];
-
-        for (int c = 0; c < 600; c++) {
-            if (!s->bad_status[c])
-                continue;
-            snprintf(code, sizeof(code), "%d", c);
-            cJSON_AddNumberToObject(st, code, (double)s->bad_status[c]);
-        }
-    }
+    cJSON_AddItemToObject(o, "unexpected_statuses", statuses_json(s->bad_status));
     cJSON_AddNumberToObject(o, "error_pct",
                             s->requests ? (double)stats_errors(s) * 100 / (double)s->requests : 0);
     for (int i = 0; i < s->nep; i++) {
