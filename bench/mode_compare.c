@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,8 +213,8 @@ mode_compare(struct options *o)
     struct servers_cfg base = {0};
     struct level ceil_l = {0};
     struct chart_row chart[OPT_MAX_CONFIGS];
-    char conduitd[4096], tmpl[4096], dir[2048], path[4096], json[4096], chart_base[4096],
-        title[256], err[512];
+    char conduitd[4096], tmpl[4096], dir[2048], abs[PATH_MAX], path[4096], json[4096],
+        chart_base[4096], title[256], err[512];
     const char *db = o->db ? o->db : getenv("DATABASE_URL");
     int n = o->cores ? o->cores : (int)sysconf(_SC_NPROCESSORS_ONLN);
     double ceiling = 0;
@@ -228,10 +229,12 @@ mode_compare(struct options *o)
     localtime_r(&t, &tm);
     strftime(title, sizeof(title), "%Y%m%d-%H%M%S", &tm);
     snprintf(dir, sizeof(dir), "%s/compare-%s", o->out_dir, title);
-    if (mkdir(dir, 0755) < 0) {
+    /* Absolute: nginx reads its files relative to its own prefix. */
+    if (mkdir(dir, 0755) < 0 || !realpath(dir, abs)) {
         fprintf(stderr, "conduit-bench: cannot create %s\n", dir);
         return 2;
     }
+    snprintf(dir, sizeof(dir), "%.2000s", abs);
     if (modes_setup(o, &prof, &b) < 0)
         return 2;
     pg = ceiling_db_facts(db, &cost);
