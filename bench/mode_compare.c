@@ -61,7 +61,7 @@ print_table(FILE *f, const struct row *rows, int n, const struct options *o, dou
             "users/w", "pg cx", "ceiling");
     for (int i = 0; i < n; i++) {
         const struct level *l = best(&rows[i]);
-        char shares[32];
+        char shares[32], frac[16] = "-";
 
         if (!l) {
             fprintf(f, "%-9s %7d %6d  %s\n", rows[i].label, rows[i].workers,
@@ -69,16 +69,17 @@ print_table(FILE *f, const struct row *rows, int n, const struct options *o, dou
                     rows[i].err[0] ? rows[i].err : "nothing passed");
             continue;
         }
+        if (ceiling > 0)
+            snprintf(frac, sizeof(frac), "%.1f%%", l->rps * 100 / ceiling);
         snprintf(shares, sizeof(shares), "%.0f/%.0f/%.0f/%.0f", share(&l->acct, AG_SERVER),
                  share(&l->acct, AG_POSTGRES), share(&l->acct, AG_BENCH), share(&l->acct, -1));
-        fprintf(f, "%-9s %7d %6d %8.1f %7.1fms %7.1fms %8.1fM %8.1fM %21s %8.0f %6d %7.1f%%\n",
+        fprintf(f, "%-9s %7d %6d %8.1f %7.1fms %7.1fms %8.1fM %8.1fM %21s %8.0f %6d %8s\n",
                 rows[i].label, rows[i].workers, rows[i].r.users_pass, l->rps,
                 (double)hist_percentile(&l->st->all, 95) / 1e3,
                 (double)hist_percentile(&l->st->all, 99) / 1e3,
                 (l->acct.pss_mean[AG_SERVER] + l->acct.pss_mean[AG_NGINX]) / MB,
                 l->acct.pss_mean[AG_POSTGRES] / MB, shares,
-                (double)rows[i].r.users_pass / rows[i].workers, l->acct.pg_backends_max,
-                ceiling > 0 ? l->rps * 100 / ceiling : 0);
+                (double)rows[i].r.users_pass / rows[i].workers, l->acct.pg_backends_max, frac);
     }
     fprintf(f,
             "(pool %d per worker%s%s; cores: %s; hold %.0f s a level; CPU shares of the "
