@@ -95,5 +95,6 @@ req_http(char *out, size_t cap, const struct prof_request *r, const struct req_v
         return -1;
     n += (size_t)len;
     memcpy(out + n, body, (size_t)blen);
+    out[n + (size_t)blen] = '\0';
     return (int)(n + (size_t)blen);
 }

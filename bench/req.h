@@ -59,7 +59,7 @@ int req_values(struct req_vals *out, const struct req_pick *pk, const struct dat
 
 /*
  * Writes the HTTP/1.1 request (with "Authorization: Token" when token is
- * set) into out; its length, or -1 when it does not fit.
+ * set) into out, NUL-terminated; its length, or -1 when it does not fit.
  */
 int req_http(char *out, size_t cap, const struct prof_request *r, const struct req_vals *v,
              const char *host, const char *token);

@@ -123,6 +123,7 @@ START_TEST(test_expand)
     ck_assert_int_eq(req_values(&vals, &pick, &ds, r->path.vars | r->body.vars), 0);
     dataset_slug(&ds, 5, slug, sizeof(slug));
     dataset_username(&ds, 3, me, sizeof(me));
+    memset(out, 'x', sizeof(out)); /* no NUL to be found by luck */
     len = req_http(out, sizeof(out), r, &vals, "127.0.0.1:1", "tok");
     ck_assert_int_gt(len, 0);
     ck_assert_int_eq((int)strlen(out), len);
