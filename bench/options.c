@@ -259,7 +259,6 @@ defaults(struct options *o)
     o->connections = 64;
     o->pool = 4;
     o->instances = 1;
-    o->base_port = 18080;
     o->depth = 16;
     o->out_dir = ".";
 }

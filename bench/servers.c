@@ -169,6 +169,47 @@ log_says(const char *log, const char *what)
     return found;
 }
 
+/*
+ * A port the kernel says is free now (bound to port 0, then released).
+ * Another process could take it before nginx binds it: nginx then fails
+ * to start, and says so.
+ */
+static int
+free_port(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+/* The port a master logged ("listening on 127.0.0.1:PORT"), or 0. */
+static int
+logged_port(const char *log)
+{
+    FILE *f = fopen(log, "r");
+    char line[1024];
+    int port = 0;
+
+    if (!f)
+        return 0;
+    while (!port && fgets(line, sizeof(line), f)) {
+        const char *p = strstr(line, "listening on 127.0.0.1:");
+
+        if (p)
+            port = atoi(p + strlen("listening on 127.0.0.1:"));
+    }
+    fclose(f);
+    return port;
+}
+
 static int
 alive(pid_t pid)
 {
@@ -216,7 +257,7 @@ write_nginx_conf(const struct servers_cfg *c, const struct servers *s, const cha
         } else if (strstr(line, "listen [::]:80;")) {
             continue;
         } else if (strstr(line, "listen 80;")) {
-            fprintf(out, "\tlisten 127.0.0.1:%d backlog=65535;\n", c->base_port);
+            fprintf(out, "\tlisten 127.0.0.1:%d backlog=65535;\n", s->target_port);
         } else {
             fputs(line, out);
         }
@@ -242,6 +283,11 @@ start_nginx(const struct servers_cfg *c, struct servers *s, char *err, size_t er
     snprintf(tmp, sizeof(tmp), "%s/nginx-tmp", c->dir);
     snprintf(log, sizeof(log), "%s/nginx.out", c->dir);
     mkdir(tmp, 0755);
+    s->target_port = c->base_port ? c->base_port : free_port();
+    if (s->target_port <= 0) {
+        snprintf(err, errlen, "no free loopback port for nginx");
+        return -1;
+    }
     if (write_nginx_conf(c, s, conf, err, errlen) < 0)
         return -1;
     argv[0] = nginx;
@@ -258,7 +304,6 @@ start_nginx(const struct servers_cfg *c, struct servers *s, char *err, size_t er
         snprintf(err, errlen, "fork: %s", strerror(errno));
         return -1;
     }
-    s->target_port = c->base_port;
     for (i = 0; i < READY_TIMEOUT_S * 10 && !probe(s->target_port, "/api/tags"); i++) {
         if (!alive(s->nginx)) {
             snprintf(err, errlen, "nginx exited at start: see %s", log);
@@ -280,7 +325,8 @@ start_master(const struct servers_cfg *c, struct servers *s, int k, char *err, s
     char listen[64], workers[16], pool[16], *argv[24];
     int a = 0, i;
 
-    s->port[k] = c->base_port + 1 + k;
+    /* Port 0 lets the kernel pick a free one; the master logs it. */
+    s->port[k] = c->base_port ? c->base_port + 1 + k : 0;
     snprintf(listen, sizeof(listen), "127.0.0.1:%d", s->port[k]);
     snprintf(workers, sizeof(workers), "%d", c->workers / c->instances);
     snprintf(pool, sizeof(pool), "%d", c->pool);
@@ -311,7 +357,9 @@ start_master(const struct servers_cfg *c, struct servers *s, int k, char *err, s
     }
     s->n = k + 1;
     for (i = 0; i < READY_TIMEOUT_S * 10; i++) {
-        if (log_says(s->log[k], "worker(s) ready") && probe(s->port[k], "/healthz"))
+        if (!s->port[k])
+            s->port[k] = logged_port(s->log[k]);
+        if (s->port[k] && log_says(s->log[k], "worker(s) ready") && probe(s->port[k], "/healthz"))
             return 0;
         if (!alive(s->master[k])) {
             snprintf(err, errlen, "conduitd exited at start: see %s", s->log[k]);

@@ -29,7 +29,7 @@ struct servers_cfg {
     int instances;
     int pool;
     int reuseport;
-    int base_port; /* instance k listens on base_port + 1 + k, nginx on base_port */
+    int base_port; /* 0: free ports; else instance k on base_port + 1 + k, nginx on base_port */
     int cores;     /* 0: not pinned */
 };
 

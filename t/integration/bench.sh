@@ -125,16 +125,22 @@ if command -v nginx >/dev/null && command -v gnuplot >/dev/null; then
     mkdir "$T/cmp"
     "$BENCH" compare $P --db "$DB" --scale $S --workers 1,2 --instances 1 --pool 2 --no-ceiling \
         --think-mean 100ms --think-cap 1s --session 4s --start 8 --max-levels 1 --ramp 1s \
-        --hold 2s --warmup 0 --little-tol 25 --base-port $((30000 + $$ % 10000)) \
+        --hold 2s --warmup 0 --little-tol 25 \
         --out "$T/cmp" --quiet >"$T/cmp.out" 2>"$T/cmp.err"
     is "compare exits 0" "$?" 0
     # A relative --out, as a person types it (nginx resolves against its prefix).
     (cd "$T" && "$BENCH" compare $P --db "$DB" --scale $S --workers 2 --instances 2 --pool 2 \
         --no-ceiling --nginx-template "$top_srcdir/etc/nginx-upstream.conf.in" \
         --think-mean 100ms --think-cap 1s --session 4s --start 8 --max-levels 1 --ramp 1s \
-        --hold 2s --warmup 0 --little-tol 25 --base-port $((40000 + $$ % 10000)) \
+        --hold 2s --warmup 0 --little-tol 25 \
         --out cmp --quiet >>"$T/cmp.out" 2>>"$T/cmp.err")
     is "compare with 2 instances behind nginx exits 0" "$?" 0
+    if grep -q '^conduit-bench: .*\(exited\|not found\|not ready\|does not answer\)' "$T/cmp.err"; then
+        fail "every configuration started"
+        sed -n 's/^conduit-bench: /# /p' "$T/cmp.err"
+    else
+        pass "every configuration started"
+    fi
     check "prints the table" grep -Eq '^1x1 +1 +[0-9]+ ' "$T/cmp.out"
     check "with the nginx configuration" grep -Eq '^2x1 +2 +[0-9]+ ' "$T/cmp.out"
     check "and the chart" grep -q '^chart: .*compare.png' "$T/cmp.out"
