@@ -569,7 +569,10 @@ worker_main(const struct worker_args *a)
     db_pool_on_settled(w->db, become_ready, w);
     if (event_base_dispatch(w->base) < 0)
         status = 1;
-    log_info("exiting");
+    /* The count lets a load generator check its own against the server's. */
+    log_info("exiting after %llu response(s), %llu with a 5xx status",
+             (unsigned long long)atomic_load(&w->slot->requests),
+             (unsigned long long)atomic_load(&w->slot->errors));
     teardown(w);
     exit(status);
 }

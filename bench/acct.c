@@ -1,0 +1,334 @@
+/*
+ * acct: see acct.h.
+ */
+#include "config.h"
+
+#include "bench/acct.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/conn.h"
+
+const char *const acct_group_names[AG_NGROUPS] = {
+    [AG_SERVER] = "conduitd",
+    [AG_POSTGRES] = "postgres",
+    [AG_BENCH] = "conduit-bench",
+    [AG_NGINX] = "nginx",
+};
+
+#define MAX_PROCS 4096
+
+void
+acct_init(struct acct *a)
+{
+    memset(a, 0, sizeof(*a));
+}
+
+void
+acct_free(struct acct *a)
+{
+    free(a->snap);
+    a->snap = NULL;
+}
+
+int
+acct_add_root(struct acct *a, enum acct_group g, pid_t pid)
+{
+    if (pid <= 0 || a->nroots[g] == ACCT_MAX_ROOTS || kill(pid, 0) < 0)
+        return -1;
+    a->root[g][a->nroots[g]++] = pid;
+    return 0;
+}
+
+void
+acct_clear_roots(struct acct *a, enum acct_group g)
+{
+    a->nroots[g] = 0;
+}
+
+/* utime + stime and the start time of a process; -1 when it is gone. */
+static int
+read_stat(pid_t pid, uint64_t *ticks, uint64_t *start)
+{
+    char path[64], buf[1024], *p;
+    unsigned long long ut, st, sta;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* The name may hold spaces and parentheses: fields follow the last ')'. */
+    if (!(p = strrchr(buf, ')')))
+        return -1;
+    if (sscanf(p + 2,
+               "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu",
+               &ut, &st, &sta) != 3)
+        return -1;
+    *ticks = ut + st;
+    *start = sta;
+    return 0;
+}
+
+static int
+is_root_elsewhere(const struct acct *a, int g, pid_t pid)
+{
+    for (int o = 0; o < AG_NGROUPS; o++)
+        for (int i = 0; o != g && i < a->nroots[o]; i++)
+            if (a->root[o][i] == pid)
+                return 1;
+    return 0;
+}
+
+/* Adds pid's children (of every thread) to list. */
+static int
+add_children(pid_t pid, pid_t *list, int n, int cap)
+{
+    char path[64];
+    DIR *d;
+    struct dirent *de;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    if (!(d = opendir(path)))
+        return n;
+    while ((de = readdir(d)) && n < cap) {
+        char cpath[300];
+        FILE *f;
+        int c;
+
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", (int)pid, de->d_name);
+        if (!(f = fopen(cpath, "r")))
+            continue;
+        while (n < cap && fscanf(f, "%d", &c) == 1)
+            list[n++] = c;
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Every member of every group, each once, with its group. */
+static int
+members(const struct acct *a, pid_t *pid, int *group, int cap)
+{
+    int n = 0;
+
+    for (int g = 0; g < AG_NGROUPS; g++) {
+        int first = n;
+
+        for (int i = 0; i < a->nroots[g] && n < cap; i++) {
+            pid[n] = a->root[g][i];
+            group[n++] = g;
+        }
+        if (g == AG_BENCH)
+            continue; /* its children are the servers it started */
+        for (int i = first; i < n; i++) {
+            int before = n, w = n;
+
+            n = add_children(pid[i], pid, n, cap);
+            for (int k = before; k < n; k++) {
+                int dup = is_root_elsewhere(a, g, pid[k]);
+
+                for (int j = 0; j < before && !dup; j++)
+                    dup = pid[j] == pid[k];
+                if (!dup) {
+                    pid[w] = pid[k];
+                    group[w++] = g;
+                }
+            }
+            n = w;
+        }
+    }
+    return n;
+}
+
+static void
+machine_ticks(uint64_t *busy, uint64_t *total)
+{
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+
+    *busy = *total = 0;
+    if (!f)
+        return;
+    if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+               &v[5], &v[6], &v[7]) == 8) {
+        for (int i = 0; i < 8; i++)
+            *total += v[i];
+        *busy = *total - v[3] - v[4];
+    }
+    fclose(f);
+}
+
+static int
+snapshot(const struct acct *a, struct acct_proc *out, int cap)
+{
+    pid_t pid[MAX_PROCS];
+    int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), k = 0;
+
+    for (int i = 0; i < n && k < cap; i++) {
+        out[k].pid = pid[i];
+        out[k].group = group[i];
+        if (read_stat(pid[i], &out[k].ticks, &out[k].start) == 0)
+            k++;
+    }
+    return k;
+}
+
+static double
+thread_cpu_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void
+acct_begin(struct acct *a)
+{
+    double t = thread_cpu_s();
+
+    free(a->snap);
+    a->snap = calloc(MAX_PROCS, sizeof(*a->snap));
+    a->nsnap = a->snap ? snapshot(a, a->snap, MAX_PROCS) : 0;
+    machine_ticks(&a->busy0, &a->total0);
+    a->t0_us = conn_now_us();
+    memset(&a->r, 0, sizeof(a->r));
+    memset(a->pss_sum, 0, sizeof(a->pss_sum));
+    memset(a->rss_sum, 0, sizeof(a->rss_sum));
+    a->overhead_s = thread_cpu_s() - t;
+}
+
+/* Rss and Pss of a process in bytes; -1 when it is gone. */
+static int
+read_mem(pid_t pid, double *rss, double *pss)
+{
+    char path[64], line[256];
+    unsigned long long kb;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    *rss = *pss = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "Rss: %llu kB", &kb) == 1)
+            *rss = (double)kb * 1024;
+        else if (sscanf(line, "Pss: %llu kB", &kb) == 1)
+            *pss = (double)kb * 1024;
+    }
+    fclose(f);
+    return 0;
+}
+
+/* A client backend's title names its client: "[local]" or "addr(port)". */
+static int
+is_pg_client(pid_t pid)
+{
+    char path[64], buf[256];
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strncmp(buf, "postgres: ", 10) == 0 && (strstr(buf, "[local]") || strchr(buf, '('));
+}
+
+void
+acct_sample(struct acct *a)
+{
+    pid_t pid[MAX_PROCS];
+    int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), backends = 0;
+    double pss[AG_NGROUPS] = {0}, rss[AG_NGROUPS] = {0};
+    int procs[AG_NGROUPS] = {0};
+    double t = thread_cpu_s();
+
+    for (int i = 0; i < n; i++) {
+        double r, p;
+
+        if (read_mem(pid[i], &r, &p) < 0)
+            continue;
+        rss[group[i]] += r;
+        pss[group[i]] += p;
+        procs[group[i]]++;
+        if (group[i] == AG_POSTGRES && is_pg_client(pid[i]))
+            backends++;
+    }
+    for (int g = 0; g < AG_NGROUPS; g++) {
+        a->pss_sum[g] += pss[g];
+        a->rss_sum[g] += rss[g];
+        if (pss[g] > a->r.pss_max[g])
+            a->r.pss_max[g] = pss[g];
+        if (rss[g] > a->r.rss_max[g])
+            a->r.rss_max[g] = rss[g];
+        if (procs[g] > a->r.procs_max[g])
+            a->r.procs_max[g] = procs[g];
+    }
+    if (backends > a->r.pg_backends_max)
+        a->r.pg_backends_max = backends;
+    a->r.samples++;
+    a->overhead_s += thread_cpu_s() - t;
+}
+
+void
+acct_end(struct acct *a, struct acct_result *out)
+{
+    double t = thread_cpu_s();
+    struct acct_proc *now = calloc(MAX_PROCS, sizeof(*now));
+    double tck = (double)sysconf(_SC_CLK_TCK);
+    uint64_t busy, total;
+    double sum = 0;
+    int n = now ? snapshot(a, now, MAX_PROCS) : 0;
+
+    *out = a->r;
+    for (int i = 0; i < n; i++) {
+        uint64_t before = 0;
+
+        for (int j = 0; j < a->nsnap; j++)
+            if (a->snap[j].pid == now[i].pid && a->snap[j].start == now[i].start)
+                before = a->snap[j].ticks;
+        out->cpu_s[now[i].group] += (double)(now[i].ticks - before) / tck;
+    }
+    free(now);
+    machine_ticks(&busy, &total);
+    out->wall_s = (double)(conn_now_us() - a->t0_us) / 1e6;
+    out->machine_busy_s = (double)(busy - a->busy0) / tck;
+    out->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    for (int g = 0; g < AG_NGROUPS; g++) {
+        sum += out->cpu_s[g];
+        if (out->samples) {
+            out->pss_mean[g] = a->pss_sum[g] / out->samples;
+            out->rss_mean[g] = a->rss_sum[g] / out->samples;
+        }
+    }
+    out->other_s = out->machine_busy_s > sum ? out->machine_busy_s - sum : 0;
+    out->overhead_s = a->overhead_s + (thread_cpu_s() - t);
+}
+
+double
+acct_self_cpu_s(void)
+{
+    struct rusage ru;
+
+    if (getrusage(RUSAGE_SELF, &ru) < 0)
+        return 0;
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}

@@ -1,0 +1,81 @@
+/*
+ * acct: CPU and memory by group of processes, read from /proc
+ * (WORKLOAD.md, "What every measurement reports").
+ *
+ * A group is a set of root pids and all their descendants: the conduitd
+ * masters (and so their workers), the postmaster (and its backends), nginx,
+ * and the load generator itself (alone: its own children are the servers
+ * it started, which belong to their groups).  A process belongs to the
+ * first group that reaches it.
+ *
+ * CPU: utime + stime of every member between acct_begin and acct_end
+ * (members born meanwhile count from zero), and the machine's busy time
+ * from /proc/stat, so what no group used shows as "other" (other people's
+ * processes on a shared machine).  Memory: each acct_sample() sums PSS
+ * (/proc/PID/smaps_rollup) and RSS per group; the result has the mean and
+ * the max of those sums.  PSS is the honest figure for forked processes:
+ * RSS counts a shared page once per process.
+ *
+ * Reading smaps_rollup walks page tables, which is not free for a
+ * PostgreSQL backend mapping shared_buffers: the CPU this module spends is
+ * measured (overhead_s) so the generator's own figure can leave it out.
+ */
+#ifndef CONDUIT_BENCH_ACCT_H
+#define CONDUIT_BENCH_ACCT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+enum acct_group { AG_SERVER, AG_POSTGRES, AG_BENCH, AG_NGINX, AG_NGROUPS };
+extern const char *const acct_group_names[AG_NGROUPS];
+
+#define ACCT_MAX_ROOTS 32
+
+struct acct_proc {
+    pid_t pid;
+    int group;
+    uint64_t start; /* start time: a reused pid is another process */
+    uint64_t ticks; /* utime + stime */
+};
+
+struct acct_result {
+    double wall_s;
+    double cpu_s[AG_NGROUPS];
+    double machine_busy_s; /* every core's busy time added up */
+    double other_s;        /* busy time no group accounts for */
+    int cores;
+    double pss_mean[AG_NGROUPS], pss_max[AG_NGROUPS]; /* bytes */
+    double rss_mean[AG_NGROUPS], rss_max[AG_NGROUPS];
+    int procs_max[AG_NGROUPS];
+    int pg_backends_max; /* client backends of the postmaster */
+    int samples;
+    double overhead_s; /* this process's CPU spent reading /proc for it */
+};
+
+struct acct {
+    pid_t root[AG_NGROUPS][ACCT_MAX_ROOTS];
+    int nroots[AG_NGROUPS];
+    struct acct_proc *snap;
+    int nsnap;
+    uint64_t busy0, total0;
+    int64_t t0_us;
+    double pss_sum[AG_NGROUPS], rss_sum[AG_NGROUPS];
+    double overhead_s;
+    struct acct_result r;
+};
+
+void acct_init(struct acct *a);
+void acct_free(struct acct *a);
+/* -1 when the group is full or pid is not alive. */
+int acct_add_root(struct acct *a, enum acct_group g, pid_t pid);
+void acct_clear_roots(struct acct *a, enum acct_group g);
+
+void acct_begin(struct acct *a);
+void acct_sample(struct acct *a);
+/* The CPU since acct_begin and the memory samples since then. */
+void acct_end(struct acct *a, struct acct_result *out);
+
+/* The CPU seconds (utime + stime) this process used so far. */
+double acct_self_cpu_s(void);
+
+#endif

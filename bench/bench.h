@@ -1,0 +1,128 @@
+/*
+ * bench: what every mode shares: the event loop, the connections' shared
+ * context, the profile and the dataset, the statistics windows, the CPU
+ * and memory accounting, the one-line-a-second progress, and the load
+ * level (ramp, settle, hold, judge) that `run` plays once and `search`
+ * plays many times.
+ *
+ * The modes are written as straight-line code: bench_wait() runs the event
+ * loop for a while and returns, so a search is a plain loop of levels.
+ *
+ * Ownership: struct bench owns the engine, the statistics and the
+ * accounting; bench_free releases them.  The profile is borrowed.
+ */
+#ifndef CONDUIT_BENCH_BENCH_H
+#define CONDUIT_BENCH_BENCH_H
+
+#include <stdio.h>
+
+#include "bench/acct.h"
+#include "bench/conn.h"
+#include "bench/profile.h"
+#include "bench/stats.h"
+#include "bench/vu.h"
+#include "common/dataset.h"
+
+/* WORKLOAD.md, "Passing"; every figure can be changed by a flag. */
+struct criteria {
+    double p95_ms, p99_ms;
+    double max_errors_pct;
+    double little_tol_pct;  /* achieved rate against Little's law */
+    double gen_cpu_max_pct; /* the generator's own CPU, of one core */
+};
+#define CRITERIA_DEFAULT                                                                           \
+    {                                                                                              \
+        500, 1000, 1, 5, 80                                                                        \
+    }
+
+/* One load level, judged over its hold only. */
+struct level {
+    int users;
+    double ramp_s, settle_s, hold_s;
+    struct stats *st; /* the hold (owned) */
+    double rps;
+    double users_mean;       /* active users, sampled every second */
+    double think_s;          /* the profile's expected think time */
+    double page_s;           /* measured mean page time */
+    double req_per_page;     /* measured */
+    double little_rps;       /* users / (think + page) x requests per page */
+    double little_dev_pct;   /* (rps - little) / little */
+    double gen_cpu_pct;      /* the generator's CPU over the hold, of one core */
+    double gen_cpu_peak_pct; /* its busiest second */
+    double gen_us_per_req, server_us_per_req, pg_us_per_req;
+    struct acct_result acct;
+    int open_loop; /* rate mode: no Little's law */
+    int pass;
+    char why[256]; /* why it failed, or "" */
+};
+
+struct bench {
+    struct event_base *base;
+    struct conn_ctx cc;
+    const struct profile *prof;
+    struct dataset ds;
+    struct vu_engine *vu;
+    struct stats *sec;   /* the current second, for the progress line */
+    struct stats *win;   /* the hold, while one runs; else NULL */
+    struct stats *total; /* everything since the start */
+    struct acct acct;
+    struct criteria crit;
+    struct event *tick;
+    struct event *wake;
+    int64_t t0_us;
+    double self_cpu_prev;
+    double gen_cpu_peak_pct;
+    double users_sum;
+    int users_samples;
+    const char *phase;
+    int conns; /* the open-loop modes' connections, for the progress line */
+    int quiet;
+    FILE *log; /* progress lines; stderr by default */
+};
+
+struct bench_opts {
+    const char *host;
+    int port;
+    const char *source; /* first loopback source address */
+    int sources;        /* how many; 0 = auto from the number of users */
+    int max_users;      /* for the automatic number of sources */
+    double scale;
+    uint64_t seed;
+    double think_mean_s, think_cap_s, session_s; /* < 0: the profile's */
+    int quiet;
+};
+
+int bench_init(struct bench *b, const struct bench_opts *o, struct profile *prof, char *err,
+               size_t errlen);
+void bench_free(struct bench *b);
+
+/* Counts a finished request in the second, the total and the hold window. */
+void bench_record(struct bench *b, int ep, const struct conn_result *r);
+
+/* Runs the loop for seconds. */
+void bench_wait(struct bench *b, double seconds);
+/* Runs the loop until cond(b) holds or seconds pass; 0 when it held. */
+int bench_wait_until(struct bench *b, double seconds, int (*cond)(struct bench *));
+
+/*
+ * Plays one level: move to users over ramp_s, wait until the new users are
+ * past their session start (at most settle_max_s), hold for hold_s while
+ * recording, then judge.  out->st is allocated; level_free releases it.
+ */
+int bench_level(struct bench *b, int users, double ramp_s, double settle_max_s, double hold_s,
+                struct level *out);
+void level_free(struct level *l);
+
+/* The hold window, started and ended by the modes that are not levels. */
+void bench_window_begin(struct bench *b);
+void bench_window_end(struct bench *b, struct level *out);
+/* Pass or fail by the criteria; fills out->pass and out->why. */
+void bench_judge(const struct bench *b, struct level *out);
+
+/* Lets requests in flight end (at most seconds), users stopped. */
+void bench_drain(struct bench *b, double seconds);
+
+/* Raises RLIMIT_NOFILE to at least want; the limit reached. */
+long bench_raise_nofile(long want);
+
+#endif

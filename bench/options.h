@@ -1,0 +1,64 @@
+/*
+ * options: the command line of conduit-bench, parsed into one struct that
+ * the modes read.  Bad input gets a message naming the flag, never a
+ * crash; see conduit-bench(1) for every flag.
+ */
+#ifndef CONDUIT_BENCH_OPTIONS_H
+#define CONDUIT_BENCH_OPTIONS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "bench/bench.h"
+
+enum bench_mode { MODE_RUN, MODE_SEARCH, MODE_RATE, MODE_COMPARE, MODE_CEILING };
+
+#define OPT_MAX_PIDS 16
+#define OPT_MAX_CONFIGS 16
+
+struct options {
+    enum bench_mode mode;
+    const char *mode_name;
+    struct bench_opts b;
+    const char *profile;
+    const char *json;    /* the report file; default in out_dir */
+    const char *out_dir; /* where reports (and compare's chart) go */
+    struct criteria crit;
+    /* run */
+    int users;
+    double ramp_s, hold_s, settle_max_s;
+    /* search */
+    int start, min_users;
+    double growth, resolution_pct;
+    int max_levels, no_rerun;
+    /* rate */
+    double rps, duration_s, warmup_s;
+    int connections;
+    /* who to account for */
+    pid_t server_pid[OPT_MAX_PIDS];
+    int nserver_pids;
+    pid_t pg_pid, nginx_pid;
+    const char *pg_data;
+    /* compare */
+    int workers[OPT_MAX_CONFIGS];
+    int nworkers;
+    int pool, cores, reuseport, instances;
+    const char *conduitd, *db, *nginx, *nginx_template, *workers_spec;
+    int base_port;
+    /* ceiling */
+    int depth, ceiling_conns;
+    int no_ceiling;
+};
+
+/* 0, 1 when help was printed, -1 with a message in err. */
+int options_parse(int argc, char **argv, struct options *o, char *err, size_t errlen);
+
+/*
+ * "1,n,2n+1" with n the core count: each item a number, "n", "Kn", "n+B"
+ * or "Kn+B".  -1 on a bad item.
+ */
+int options_workers(const char *spec, int n, int *out, int max);
+
+void options_usage(FILE *f);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * search: see search.h.
+ */
+#include "config.h"
+
+#include "bench/search.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "bench/report.h"
+#include "bench/units.h"
+
+static struct level *
+play(struct bench *b, const struct options *o, struct search_result *r, int users)
+{
+    struct level *l = &r->level[r->nlevels++];
+
+    bench_level(b, users, o->ramp_s, o->settle_max_s, o->hold_s, l);
+    if (!b->quiet) {
+        fprintf(b->log, "---- level %d\n", r->nlevels);
+        report_level_text(b->log, l, b->prof);
+    }
+    return l;
+}
+
+static int
+close_enough(const struct options *o, int lo, int hi)
+{
+    return hi - lo <= 1 || (double)(hi - lo) <= (double)hi * o->resolution_pct / 100;
+}
+
+int
+search_run(struct bench *b, const struct options *o, struct search_result *r)
+{
+    int max_users = o->b.max_users, lo = 0, hi = 0, users = o->start;
+    int limit = o->max_levels < SEARCH_MAX_LEVELS - 1 ? o->max_levels : SEARCH_MAX_LEVELS - 1;
+
+    memset(r, 0, sizeof(*r));
+    r->best = r->fail = -1;
+    if (users > max_users)
+        users = max_users;
+    if (users < o->min_users)
+        users = o->min_users;
+    r->stopped = "resolution reached";
+    for (;;) {
+        struct level *l;
+
+        if (r->nlevels >= limit) {
+            r->stopped = "--max-levels reached";
+            break;
+        }
+        l = play(b, o, r, users);
+        if (!l->pass && !o->no_rerun && r->nlevels < limit) {
+            /* Confirm a failure before it bounds the search. */
+            l = play(b, o, r, users);
+        }
+        if (l->pass) {
+            lo = users;
+            r->best = r->nlevels - 1;
+        } else {
+            hi = users;
+            r->fail = r->nlevels - 1;
+        }
+        if (!hi) {
+            if (lo >= max_users) {
+                r->stopped = "--max-users passed";
+                break;
+            }
+            users = (int)ceil(users * o->growth);
+            if (users > max_users)
+                users = max_users;
+            continue;
+        }
+        if (hi <= o->min_users) {
+            r->stopped = "--min-users failed";
+            break;
+        }
+        if (close_enough(o, lo, hi))
+            break;
+        users = lo + (hi - lo) / 2;
+        if (users < o->min_users)
+            users = o->min_users;
+    }
+    /* Play the best pass again: the figures reported are seen twice. */
+    if (lo > 0 && !o->no_rerun && r->best != r->nlevels - 1 && r->nlevels < SEARCH_MAX_LEVELS) {
+        struct level *l = play(b, o, r, lo);
+
+        if (l->pass)
+            r->best = r->nlevels - 1;
+        else
+            r->stopped = "the best pass failed when played again (see its levels)";
+    }
+    r->users_pass = lo;
+    r->users_fail = hi;
+    return 0;
+}
+
+void
+search_free(struct search_result *r)
+{
+    for (int i = 0; i < r->nlevels; i++)
+        level_free(&r->level[i]);
+    r->nlevels = 0;
+}
+
+void
+search_print(FILE *f, const struct search_result *r)
+{
+    char b1[16], b2[16];
+
+    fprintf(f, "%5s %7s %6s %9s %9s %9s %8s %8s  %s\n", "level", "users", "result", "req/s", "p95",
+            "p99", "errors", "gen-cpu", "why");
+    for (int i = 0; i < r->nlevels; i++) {
+        const struct level *l = &r->level[i];
+        const struct stats *s = l->st;
+
+        fprintf(f, "%5d %7d %6s %9.1f %9s %9s %7.2f%% %7.0f%%  %s\n", i + 1, l->users,
+                l->pass ? "pass" : "FAIL", l->rps,
+                units_fmt_us((double)hist_percentile(&s->all, 95), b1, sizeof(b1)),
+                units_fmt_us((double)hist_percentile(&s->all, 99), b2, sizeof(b2)),
+                s->requests ? (double)stats_errors(s) * 100 / (double)s->requests : 0,
+                l->gen_cpu_pct, l->why);
+    }
+    fprintf(f, "capacity: %d users pass", r->users_pass);
+    if (r->users_fail)
+        fprintf(f, ", %d fail (confirmed)", r->users_fail);
+    fprintf(f, "; stopped: %s\n", r->stopped);
+}
+
+cJSON *
+search_json(const struct search_result *r, const struct profile *p)
+{
+    cJSON *o = cJSON_CreateObject(), *levels = cJSON_CreateArray();
+
+    cJSON_AddNumberToObject(o, "users_passed", r->users_pass);
+    cJSON_AddNumberToObject(o, "users_failed", r->users_fail);
+    cJSON_AddStringToObject(o, "stopped", r->stopped);
+    cJSON_AddNumberToObject(o, "best_level", r->best);
+    cJSON_AddNumberToObject(o, "fail_level", r->fail);
+    for (int i = 0; i < r->nlevels; i++)
+        cJSON_AddItemToArray(levels, report_level_json(&r->level[i], p));
+    cJSON_AddItemToObject(o, "levels", levels);
+    return o;
+}
