@@ -12,7 +12,8 @@
 # seconds that conduitd (master and workers) and PostgreSQL (every
 # process of the cluster) used during the measured run, from /proc.
 # wrk, PostgreSQL and conduitd share this machine's cores: compare only
-# figures from one run.  Not part of `make check`.
+# figures from one run.  Not part of `make check`.  WRK_MIX_ARGS: more
+# flags for the measured servers (WRK_MIX_ARGS="--cache on").
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 CONDUITD=${CONDUITD:-$top_srcdir/build/conduitd}
@@ -72,12 +73,12 @@ stop_pid "$CONDUITD_PID"; CONDUITD_PID=
 PG_PID=$(head -n 1 "$T/pg/data/postmaster.pid")
 
 cores=$(getconf _NPROCESSORS_ONLN)
-printf '\n# %s cores (%s) shared by wrk, PostgreSQL and conduitd; wrk -t2 -c%s -d%ss; pool 4 a worker\n' \
-    "$cores" "$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)" "$CONNS" "$SECS"
+printf '\n# %s cores (%s) shared by wrk, PostgreSQL and conduitd; wrk -t2 -c%s -d%ss; pool 4 a worker %s\n' \
+    "$cores" "$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)" "$CONNS" "$SECS" "${WRK_MIX_ARGS:-}"
 printf '%-8s %10s %9s %9s %8s %13s %13s %11s\n' workers req/s p50 p99 non-2xx \
     conduitd-cpu-s postgres-cpu-s cpu-ms/req
 for w in 1 "$cores" $((2 * cores + 1)); do
-    conduitd_start -w "$w" --pool 4
+    conduitd_start -w "$w" --pool 4 ${WRK_MIX_ARGS:-}
     wrk -t2 -c"$CONNS" -d3s -s "$top_srcdir/bench/wrk-mix.lua" "$BASE" >/dev/null 2>&1
     c0=$(cpu_ticks "$CONDUITD_PID")
     p0=$(cpu_ticks "$PG_PID")
