@@ -3,6 +3,13 @@
  * doubly linked list, most recently used first; the table has a power of
  * two buckets, at least as many as the entries allowed, so chains stay
  * short without resizing.
+ *
+ * Invalidations are remembered per key, roughly: each one stamps the next
+ * epoch into one of DROP_SLOTS slots chosen by the key's hash, and a fill
+ * is refused when its key's slot (or a whole-cache clear) is newer than
+ * the fill's read.  A global stamp would refuse every fill that was in
+ * flight during any invalidation: with a hundred notifications a second,
+ * most of them.  Two keys sharing a slot only cost a refused fill.
  */
 #include "config.h"
 
@@ -22,12 +29,16 @@ struct entry {
     char data[]; /* key, NUL, then the value */
 };
 
+#define DROP_SLOTS 4096
+
 struct cache {
     struct entry **buckets;
     size_t mask;
     size_t count, max;
     struct entry *mru, *lru;
-    uint64_t epoch;
+    uint64_t epoch;      /* the last stamp given */
+    uint64_t cleared_at; /* the stamp of the last cache_clear() */
+    uint64_t dropped_at[DROP_SLOTS];
     int enabled;
     struct worker_slot *slot;
 };
@@ -129,7 +140,7 @@ cache_clear(struct cache *c)
         struct entry *e = c->mru;
         remove_entry(c, find(c, e->data, e->keylen, e->hash));
     }
-    c->epoch++;
+    c->cleared_at = ++c->epoch;
 }
 
 void
@@ -194,7 +205,7 @@ cache_put(struct cache *c, const char *key, const void *val, size_t len, uint64_
     uint64_t h = hash_key(key, keylen);
     struct entry **pp, *e;
 
-    if (!c->enabled || epoch != c->epoch)
+    if (!c->enabled || c->cleared_at > epoch || c->dropped_at[h % DROP_SLOTS] > epoch)
         return;
     pp = find(c, key, keylen, h);
     if (*pp)
@@ -220,9 +231,10 @@ void
 cache_drop(struct cache *c, const char *key)
 {
     size_t keylen = strlen(key);
-    struct entry **pp = find(c, key, keylen, hash_key(key, keylen));
+    uint64_t h = hash_key(key, keylen);
+    struct entry **pp = find(c, key, keylen, h);
 
-    c->epoch++;
+    c->dropped_at[h % DROP_SLOTS] = ++c->epoch;
     COUNT(c, cache_invalidations);
     if (*pp)
         remove_entry(c, pp);

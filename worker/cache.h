@@ -15,7 +15,8 @@
  * (cache_sync.c).  A value read from the database while an invalidation
  * of it was on its way must not be stored after the invalidation: a
  * reader takes cache_epoch() before it sends its query, and cache_put()
- * stores nothing when any invalidation happened since.
+ * stores nothing when that key (or, rarely, another sharing its stamp
+ * slot) was invalidated since, or the whole cache was cleared.
  *
  * A disabled cache (off, or its listening connection down) answers every
  * lookup with a miss and stores nothing: it never serves what it could
@@ -51,7 +52,7 @@ const void *cache_get(struct cache *c, const char *key, size_t *len);
 /* To take before the query whose answer will be given to cache_put(). */
 uint64_t cache_epoch(const struct cache *c);
 
-/* Stores a copy, unless disabled or invalidated since epoch. */
+/* Stores a copy, unless disabled or key was invalidated since epoch. */
 void cache_put(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch);
 
 /* An invalidation: forgets key (whether or not it was cached). */

@@ -94,12 +94,22 @@ START_TEST(test_invalidation_races)
     cache_drop(c, "p:alice");
     cache_put(c, "p:alice", "stale", 6, before);
     ck_assert_ptr_null(get(c, "p:alice"));
+    /* Another key's invalidation does not refuse this fill. */
+    before = cache_epoch(c);
+    cache_drop(c, "p:bob");
+    cache_put(c, "p:carol", "kept", 5, before);
+    ck_assert_str_eq(get(c, "p:carol"), "kept");
+    /* A whole-cache clear refuses every fill that was in flight. */
+    before = cache_epoch(c);
+    cache_clear(c);
+    cache_put(c, "p:carol", "stale", 6, before);
+    ck_assert_ptr_null(get(c, "p:carol"));
     /* Read after the invalidation: kept. */
     cache_put(c, "p:alice", "fresh", 6, cache_epoch(c));
     ck_assert_str_eq(get(c, "p:alice"), "fresh");
     cache_drop(c, "p:alice");
     ck_assert_ptr_null(get(c, "p:alice"));
-    ck_assert_uint_eq(slot.cache_invalidations, 2);
+    ck_assert_uint_eq(slot.cache_invalidations, 3);
     put(c, "x", "1");
     put(c, "y", "2");
     cache_clear(c);
