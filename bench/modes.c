@@ -99,8 +99,11 @@ modes_setup(struct options *o, struct profile **prof, struct bench *b)
                 "conduit-bench: the open file limit is %ld, so at most %ld users (this run may "
                 "want %d): raise it with ulimit -Hn as root (CAP_SYS_RESOURCE)\n",
                 got, got - 1024, o->b.max_users);
-        if (o->mode == MODE_SEARCH || o->mode == MODE_COMPARE)
+        if (o->mode == MODE_SEARCH || o->mode == MODE_COMPARE) {
             o->b.max_users = (int)(got - 1024);
+            o->max_users_why = "the generator's open file limit passed: the server's capacity is "
+                               "higher, this process cannot offer more";
+        }
     }
     if (bench_init(b, &o->b, *prof, err, sizeof(err)) < 0) {
         fprintf(stderr, "conduit-bench: %s\n", err);

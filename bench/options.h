@@ -31,6 +31,8 @@ struct options {
     int start, min_users;
     double growth, resolution_pct;
     int max_levels, no_rerun;
+    /* why max_users is what it is, when not the flag (the file limit) */
+    const char *max_users_why;
     /* rate */
     double rps, duration_s, warmup_s;
     int connections;

@@ -64,7 +64,7 @@ search_run(struct bench *b, const struct options *o, struct search_result *r)
         }
         if (!hi) {
             if (lo >= max_users) {
-                r->stopped = "--max-users passed";
+                r->stopped = o->max_users_why ? o->max_users_why : "--max-users passed";
                 break;
             }
             users = (int)ceil(users * o->growth);
