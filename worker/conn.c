@@ -5,11 +5,13 @@
 
 #include "worker/conn.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -52,6 +54,8 @@ static struct {
     int draining;
     time_t last_full_log;
     struct timeval header_timeout;
+    int64_t idle_us;      /* evhttp's idle timeout, 0 for none */
+    uint64_t jitter_rng;  /* xorshift64 state */
     struct event *attach; /* runs right after evhttp has set a connection up */
     int pending;          /* records created and not attached yet */
     void (*notify)(int full, void *arg);
@@ -100,6 +104,33 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
                   (long)C.header_timeout.tv_sec);
         cut(c);
     }
+}
+
+/*
+ * evhttp gives every connection the same idle timeout, so connections
+ * opened in one burst (clients reconnecting after a restart, a load test's
+ * ramp) would all time out in the same loop pass: closing 10,000 sockets
+ * at once held a worker's loop for about a second.  Each connection's
+ * timeout is stretched by a random part of up to an eighth, which spreads
+ * those closes over that eighth (7.5 s for the default 60 s).
+ */
+static void
+spread_idle_timeout(struct conn *c)
+{
+    uint64_t x = C.jitter_rng;
+    struct timeval tv;
+    int64_t us;
+
+    if (C.idle_us <= 0)
+        return;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    C.jitter_rng = x;
+    us = C.idle_us + (int64_t)(x % (uint64_t)(C.idle_us / 8 + 1));
+    tv.tv_sec = (time_t)(us / 1000000);
+    tv.tv_usec = (suseconds_t)(us % 1000000);
+    evhttp_connection_set_timeout_tv(c->evcon, &tv);
 }
 
 /* Bytes arrived: the first of a request starts (or keeps) its deadline. */
@@ -193,6 +224,7 @@ attach_pending(evutil_socket_t fd, short what, void *arg)
         if (c->fd >= 0 && c->fd < C.nfd)
             C.byfd[c->fd] = c;
         evhttp_connection_set_closecb(c->evcon, on_closed, c);
+        spread_idle_timeout(c);
         c->input_cb = evbuffer_add_cb(bufferevent_get_input(c->bev), on_input, c);
         bufferevent_decref(c->bev); /* evhttp's own reference keeps it */
     }
@@ -318,8 +350,8 @@ conn_active(void)
 }
 
 int
-conn_init(struct event_base *base, int cap, int header_timeout, void (*notify)(int full, void *arg),
-          void *arg)
+conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout,
+          void (*notify)(int full, void *arg), void *arg)
 {
     struct rlimit rl;
 
@@ -327,6 +359,8 @@ conn_init(struct event_base *base, int cap, int header_timeout, void (*notify)(i
     C.base = base;
     C.cap = cap;
     C.header_timeout.tv_sec = header_timeout;
+    C.idle_us = idle_timeout > 0 ? (int64_t)idle_timeout * 1000000 : 0;
+    C.jitter_rng = ((uint64_t)getpid() << 32 ^ (uint64_t)time(NULL)) | 1;
     C.notify = notify;
     C.arg = arg;
     C.nfd =

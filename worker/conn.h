@@ -38,9 +38,12 @@ struct evhttp_connection;
  * reached (stop accepting), notify(0, arg) when one closes below it, and
  * notify(-1, arg) when one closes or goes idle otherwise (a draining worker
  * may be done).  header_timeout: seconds from accept, or from the first
- * byte of a keep-alive request, to the complete request.  -1 on failure.
+ * byte of a keep-alive request, to the complete request.  idle_timeout:
+ * evhttp's timeout (set with evhttp_set_timeout), which each connection
+ * gets stretched by a random part of up to an eighth, so that thousands
+ * opened in one burst do not all close in one loop pass.  -1 on failure.
  */
-int conn_init(struct event_base *base, int cap, int header_timeout,
+int conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout,
               void (*notify)(int full, void *arg), void *arg);
 /* After evhttp_free(): frees what is left. */
 void conn_shutdown(void);

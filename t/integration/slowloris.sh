@@ -29,6 +29,13 @@ awk -F, -v a=$((t_start + 1500)) -v b=$((t_start + 4700)) \
     '{ s = $1 - $3 / 1000 } s >= a && s < b { print $3 / 1000 }' "$T/flood.csv" | sort -n |
     awk '{ v[NR] = $1 } END { i = int(NR * 0.99 + 0.5); if (i < 1) i = 1; print NR, (NR ? v[i] : -1), (NR ? v[NR] : -1) }' >"$T/held.fig"
 read n_held p99_held max_held <"$T/held.fig"
+# The idle connections time out from 5 s on, each up to an eighth later
+# (conduitd spreads them): the clients asking meanwhile.
+awk -F, -v a=$((t_start + 4700)) -v b=$((t_start + 8000)) \
+    '{ s = $1 - $3 / 1000 } s >= a && s < b { print $3 / 1000 }' "$T/flood.csv" | sort -n |
+    awk '{ v[NR] = $1 } END { i = int(NR * 0.99 + 0.5); if (i < 1) i = 1; print NR, (NR ? v[i] : -1), (NR ? v[NR] : -1) }' >"$T/closing.fig"
+read n_closing p99_closing max_closing <"$T/closing.fig"
+note "clients while the 10000 idle connections time out: $n_closing requests, p99 $p99_closing ms, max $max_closing ms"
 note "clients while 10000 idle and 100 slow connections are held: $n_held requests, p99 $p99_held ms, max $max_held ms; over the whole run with the open and close bursts: p50 $L_p50_ms ms, p99 $L_p99_ms ms, max $L_max_ms ms (2 cores shared with other builds; load average $(cut -d' ' -f1 /proc/loadavg))"
 is "no client request failed" "$L_failed" 0
 is "every client request answered 200" "$L_s2xx" "$L_requests"
@@ -41,6 +48,8 @@ is "all 10,000 idle connections were closed by the server" "$L_idle_closed" 1000
 note "idle connections closed after $L_idle_close_min_ms..$L_idle_close_max_ms ms (idle timeout 5 s)"
 check "not before the idle timeout ($L_idle_close_min_ms ms)" [ "$L_idle_close_min_ms" -ge 4500 ]
 check "and soon after it ($L_idle_close_max_ms ms)" [ "$L_idle_close_max_ms" -le 8000 ]
+check "spread over the eighth conduitd adds at random, not all at once ($L_idle_close_min_ms..$L_idle_close_max_ms ms)" \
+    [ $((L_idle_close_max_ms - L_idle_close_min_ms)) -ge 300 ]
 is "all 100 slowloris senders were cut" "$L_slow_closed" 100
 note "slowloris senders cut at most $L_slow_close_max_ms ms after connecting (header timeout 2 s)"
 check "by the header timeout, before the idle timeout could ($L_slow_close_max_ms ms)" \
