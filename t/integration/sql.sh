@@ -73,6 +73,12 @@ US=$(printf '\037')
 is "new sessions plan prepared statements generically" "$(sql 'SHOW plan_cache_mode')" \
     force_generic_plan
 is "and without JIT" "$(sql 'SHOW jit')" off
+# Index-only scans need the visibility map kept current (schema.sql, "Vacuum").
+is "the tables read by index-only scans are vacuumed after 1 % of changes" \
+    "$(sql "SELECT string_agg(relname, ' ' ORDER BY relname) FROM pg_class
+             WHERE 'autovacuum_vacuum_scale_factor=0.01' = ANY (reloptions)
+               AND 'autovacuum_vacuum_insert_scale_factor=0.01' = ANY (reloptions)")" \
+    "article_tags articles favorites follows"
 
 # ------------------------------------------------------------ schema twice
 sql "INSERT INTO users (username, email, password_hash) VALUES ('canary', 'canary@x', 'h')"
