@@ -3,9 +3,10 @@
 # --cache on, side by side, under the WORKLOAD.md virtual users.
 #
 # Each measurement starts a fresh master (WORKERS workers, default 2; pool
-# POOL, default 4) on 127.0.0.1:PORT (default 18080) against the seeded
-# database CONNINFO, measures it with conduit-bench, keeps every worker's
-# /healthz (cache hits, misses, notification delay) and stops it.
+# POOL, default 4; t/lib.sh's conduitd_start: 127.0.0.1, a free port,
+# --dev) against the seeded database CONNINFO, measures it with
+# conduit-bench, keeps every worker's /healthz (cache hits, misses,
+# notification delay) and stops it.
 #   MODE=search (default): a capacity search for off, then for on
 #     (START users, default 12000; GROWTH 1.2; LEVELS 6 levels at most).
 #   MODE=run: ROUNDS rounds (default 2) of off then on at USERS users
@@ -19,45 +20,34 @@
 # conduit-bench, conduitd and PostgreSQL share this machine's cores: compare
 # only the figures of one run.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-CONDUITD=${CONDUITD:-$top/build/conduitd}
-BENCH=${BENCH:-$top/build/conduit-bench}
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+CONDUITD=${CONDUITD:-$top_srcdir/build/conduitd}
+BENCH=${BENCH:-$top_srcdir/build/conduit-bench}
 [ $# -eq 2 ] || { echo "usage: $0 CONNINFO OUTDIR" >&2; exit 2; }
 DB=$1 OUT=$2
-MODE=${MODE:-search} WORKERS=${WORKERS:-2} POOL=${POOL:-4} PORT=${PORT:-18080}
+MODE=${MODE:-search} WORKERS=${WORKERS:-2} POOL=${POOL:-4}
 RAMP=${RAMP:-20} HOLD=${HOLD:-60} SCALE=${SCALE:-1} SEED=${SEED:-1}
 mkdir -p "$OUT" || exit 2
-root=
-[ "$(id -u)" = 0 ] && root=--allow-root
-CONDUITD_JWT_SECRET=${CONDUITD_JWT_SECRET:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}
-export CONDUITD_JWT_SECRET
-PID=
-trap '[ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null; exit 1' INT TERM
+. "$top_srcdir/t/lib.sh"
 
 # measure NAME CACHE conduit-bench-args...
 measure() {
     name=$1 cache=$2
     shift 2
     # shellcheck disable=SC2086 # CONDUITD_ARGS is a list of flags
-    "$CONDUITD" $root -b 127.0.0.1:"$PORT" -w "$WORKERS" --pool "$POOL" --cache "$cache" \
-        ${CONDUITD_ARGS:-} --db "$DB" --log "$OUT/conduitd-$name.log" </dev/null &
-    PID=$!
-    for _ in $(seq 1 100); do
-        curl -sf -o /dev/null "http://127.0.0.1:$PORT/api/tags" && break
-        sleep 0.1
-    done
-    echo "== $name: conduitd -w $WORKERS --cache $cache ${CONDUITD_ARGS:-} (pid $PID)" >&2
+    conduitd_start -w "$WORKERS" --pool "$POOL" --cache "$cache" ${CONDUITD_ARGS:-}
+    echo "== $name: conduitd -w $WORKERS --cache $cache ${CONDUITD_ARGS:-} (pid $CONDUITD_PID)" >&2
     "$BENCH" "$@" --port "$PORT" --scale "$SCALE" --seed "$SEED" --ramp "${RAMP}s" \
-        --hold "${HOLD}s" --server-pid "$PID" ${PG_DATA:+--pg-data "$PG_DATA"} \
+        --hold "${HOLD}s" --server-pid "$CONDUITD_PID" ${PG_DATA:+--pg-data "$PG_DATA"} \
         --json "$OUT/$name.json" --out "$OUT" >"$OUT/$name.txt" 2>&1
     # New connections land on any worker: ask until each has answered.
     for _ in $(seq 1 $((WORKERS * 8))); do
-        curl -s "http://127.0.0.1:$PORT/healthz"
+        curl -s "$BASE/healthz"
         echo
     done | sort -u >"$OUT/$name-healthz.txt"
-    kill -TERM "$PID"
-    wait "$PID"
-    PID=
+    stop_pid "$CONDUITD_PID"
+    CONDUITD_PID=
+    mv "$T/conduitd.log" "$OUT/conduitd-$name.log"
     grep -E '^(users [0-9]+:|capacity:)' "$OUT/$name.txt" | sed "s/^/$name: /" >&2
 }
 

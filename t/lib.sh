@@ -260,6 +260,50 @@ ms_now() { date +%s%3N; }
 # fcmp A OP B: compares two decimal numbers with awk ("<", "<=", ">", ...).
 fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
 
+# ------------------------------------------------------------ nginx
+# nginx_start DIR UPSTREAM...: nginx in front of the conduitd instances at
+# UPSTREAM (HOST:PORT each), configured from the template `make install`
+# ships (etc/nginx-upstream.conf.in) as a deployment would be, on a free
+# loopback port.  Its files go in DIR.  Sets NPORT and NGINX_PID (the
+# caller stops it); 1 when it did not start.
+NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
+nginx_start() {
+    _nd=$1; shift
+    _servers=
+    for _u in "$@"; do _servers="${_servers}server $_u max_fails=3 fail_timeout=10s; "; done
+    mkdir -p "$_nd/tmp"
+    chmod 777 "$_nd/tmp"
+    _nofile=$(ulimit -Hn)
+    for _try in 1 2 3 4 5; do
+        NPORT=$((30000 + ($$ * 7 + _try * 131) % 30000))
+        sed -e "s|@UPSTREAM_SERVERS@|$_servers|" -e "s|listen 80;|listen 127.0.0.1:$NPORT;|" \
+            -e '/listen \[::\]:80;/d' "$top_srcdir/etc/nginx-upstream.conf.in" >"$_nd/upstream.conf"
+        cat >"$_nd/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+worker_rlimit_nofile $_nofile;
+pid $_nd/nginx.pid;
+error_log $_nd/error.log warn;
+events { worker_connections $((_nofile / 2)); }
+http {
+    access_log off;
+    client_body_temp_path $_nd/tmp/body;
+    proxy_temp_path $_nd/tmp/proxy;
+    fastcgi_temp_path $_nd/tmp/fastcgi;
+    uwsgi_temp_path $_nd/tmp/uwsgi;
+    scgi_temp_path $_nd/tmp/scgi;
+    include $_nd/upstream.conf;
+}
+CONF
+        "$NGINX" -p "$_nd" -c "$_nd/nginx.conf" </dev/null >"$_nd/out" 2>&1 &
+        NGINX_PID=$!
+        wait_for 5 sh -c "curl -s -o /dev/null http://127.0.0.1:$NPORT/api/tags" && return 0
+        stop_pid "$NGINX_PID"
+    done
+    NGINX_PID=
+    return 1
+}
+
 # ------------------------------------------------------------ tokens
 # The --dev secret every test server signs with: forged tokens use it.
 SECRET=conduitd-development-secret-not-for-production-use

@@ -6,7 +6,6 @@
 # the dead instance, so no GET may fail; the figure is reported.  A write
 # made through nginx afterwards is served fresh by the survivor.
 . "$top_srcdir/t/lib.sh"
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || skip "nginx is not installed (apt-get install nginx-light)"
 has_loadgen || skip "t/loadgen is not built"
 
@@ -21,43 +20,8 @@ conduitd_start -w 1 --bcrypt-cost 4 --cache on
 B_PORT=$PORT
 
 # nginx on a free loopback port, from the template the project installs.
-mkdir -p "$T/nginx/tmp"
-chmod 777 "$T/nginx/tmp"
-start_nginx() {
-    NPORT=$1
-    sed -e "s|@UPSTREAM_SERVERS@|server 127.0.0.1:$A_PORT max_fails=3 fail_timeout=10s; server 127.0.0.1:$B_PORT max_fails=3 fail_timeout=10s;|" \
-        -e "s|listen 80;|listen 127.0.0.1:$NPORT;|" -e '/listen \[::\]:80;/d' \
-        "$top_srcdir/etc/nginx-upstream.conf.in" >"$T/nginx/upstream.conf"
-    cat >"$T/nginx/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $T/nginx/nginx.pid;
-error_log $T/nginx/error.log;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $T/nginx/tmp/body;
-    proxy_temp_path $T/nginx/tmp/proxy;
-    fastcgi_temp_path $T/nginx/tmp/fastcgi;
-    uwsgi_temp_path $T/nginx/tmp/uwsgi;
-    scgi_temp_path $T/nginx/tmp/scgi;
-    include $T/nginx/upstream.conf;
-}
-CONF
-    "$NGINX" -p "$T/nginx" -c "$T/nginx/nginx.conf" </dev/null >"$T/nginx/out" 2>&1 &
-    NGINX_PID=$!
-    wait_for 5 sh -c "curl -s -o /dev/null http://127.0.0.1:$NPORT/api/tags" && return 0
-    stop_pid "$NGINX_PID"
-    return 1
-}
-started=
-for try in 1 2 3 4 5; do
-    if start_nginx $((30000 + ($$ * 7 + try * 131) % 30000)); then
-        started=1
-        break
-    fi
-done
-[ -n "$started" ] || bail "nginx did not start: $(cat "$T/nginx/out" "$T/nginx/error.log" 2>/dev/null)"
+nginx_start "$T/nginx" 127.0.0.1:$A_PORT 127.0.0.1:$B_PORT ||
+    bail "nginx did not start: $(cat "$T/nginx/out" "$T/nginx/error.log" 2>/dev/null)"
 EXTRA_PIDS="$NGINX_PID $EXTRA_PIDS"
 BASE="http://127.0.0.1:$NPORT"
 
@@ -83,7 +47,6 @@ load_start kill -k -c 8 -d 6 -r 400 -u /api/tags -t 5000
 sleep 2
 kill -KILL "$A_PID" $A_WORKERS
 EXTRA_PIDS=$NGINX_PID
-t_kill=$(ms_now)
 load_wait kill
 note "instance A killed under load: $L_requests GET requests through nginx, $L_failed failed, p99 $L_p99_ms ms"
 is "no GET failed when one instance died (nginx retries on the other)" "$L_failed" 0
