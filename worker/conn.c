@@ -7,7 +7,10 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -20,7 +23,10 @@
 
 #include "common/log.h"
 
-enum phase { FRESH, RECEIVING, BUSY, IDLE };
+enum phase { FRESH, RECEIVING, BUSY, IDLE, LINGERING };
+
+/* Counted as a request under way: what a draining worker waits for. */
+#define IS_ACTIVE(p) ((p) == FRESH || (p) == RECEIVING || (p) == BUSY)
 
 /*
  * Draining: a client that connected just before, or that holds a kept-alive
@@ -30,14 +36,24 @@ enum phase { FRESH, RECEIVING, BUSY, IDLE };
  */
 #define DRAIN_GRACE_MS 1000
 
+/*
+ * Lingering close, as nginx's lingering_close: how long a closed
+ * connection's client may go silent, and how long in all, while what it
+ * still sends is read and thrown away (see linger_begin).
+ */
+#define LINGER_IDLE_MS 5000
+#define LINGER_TOTAL_MS 30000
+
 struct conn {
     struct conn *prev, *next; /* every record, attached or not */
     struct bufferevent *bev;
     struct evhttp_connection *evcon; /* NULL until attached */
     struct evbuffer_cb_entry *input_cb;
     struct event *deadline;
+    struct event *linger; /* LINGERING: reads the duplicate socket */
     enum phase phase;
-    int fd;
+    int fd;               /* LINGERING: the duplicate, ours to close */
+    int was_cut;          /* shut down here: nothing more will be read */
     void (*hangup)(void *);
     void *hangup_arg;
 };
@@ -65,7 +81,7 @@ static struct {
 static void
 set_phase(struct conn *c, enum phase p)
 {
-    C.active += (p != IDLE) - (c->phase != IDLE);
+    C.active += IS_ACTIVE(p) - IS_ACTIVE(c->phase);
     c->phase = p;
 }
 
@@ -88,9 +104,12 @@ conn_of(struct evhttp_connection *evcon)
 static void
 cut(struct conn *c)
 {
+    c->was_cut = 1;
     if (c->fd >= 0)
         shutdown(c->fd, SHUT_RDWR);
 }
+
+static void linger_end(struct conn *c);
 
 static void
 on_deadline(evutil_socket_t fd, short what, void *arg)
@@ -99,6 +118,10 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
+    if (c->phase == LINGERING) {
+        linger_end(c);
+        return;
+    }
     if (c->phase == FRESH || c->phase == RECEIVING) {
         log_debug("connection %d sent no complete request within %ld s: closing it", c->fd,
                   (long)C.header_timeout.tv_sec);
@@ -161,6 +184,10 @@ record_free(struct conn *c)
         C.byfd[c->fd] = NULL;
     if (c->deadline)
         event_free(c->deadline);
+    if (c->linger) {
+        event_free(c->linger);
+        close(c->fd);
+    }
     set_phase(c, IDLE);
     C.n--;
     free(c);
@@ -173,6 +200,95 @@ record_free(struct conn *c)
     }
 }
 
+static void
+linger_end(struct conn *c)
+{
+    log_debug("connection %d: lingering close done", c->fd);
+    record_free(c);
+}
+
+/* Reads what the client still sends, to throw it away, until it is done. */
+static void
+on_linger(evutil_socket_t fd, short what, void *arg)
+{
+    static char sink[16384];
+    struct conn *c = arg;
+
+    if (what & EV_TIMEOUT) { /* silent for LINGER_IDLE_MS */
+        linger_end(c);
+        return;
+    }
+    /* A bounded number of reads a pass: a fast sender cannot hold the loop. */
+    for (int i = 0; i < 16; i++) {
+        ssize_t n = read(fd, sink, sizeof(sink));
+        if (n > 0)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            return;
+        linger_end(c); /* end of stream, or an error: the client is done */
+        return;
+    }
+}
+
+/* Bytes the client sent that nobody read: in evhttp's buffer or the kernel's. */
+static int
+has_unread(struct conn *c)
+{
+    int pending = 0;
+
+    if (c->bev && evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+        return 1;
+    return ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0;
+}
+
+/*
+ * Called as evhttp is about to close a connection.  If its client may
+ * still be sending (evhttp answered 413 or 400 before the end of the
+ * request, or the client sent more after a "Connection: close"), closing
+ * the socket with bytes unread makes the kernel answer with a reset,
+ * which can reach the client before it has read the reply: curl, still
+ * uploading a too-large body, reports "connection reset" instead of the
+ * 413.  So the socket is kept open through a duplicate descriptor (evhttp
+ * closes its own), its sending side is shut (the client reads the reply,
+ * then the end of the stream), and what the client still sends is read
+ * and thrown away until it closes its side, is silent for LINGER_IDLE_MS
+ * or LINGER_TOTAL_MS have passed.  The record stays counted against
+ * max_connections (it holds a descriptor) but not as a request under way.
+ * Returns 1 if the connection lingers (the record is kept), 0 otherwise.
+ */
+static int
+linger_begin(struct conn *c)
+{
+    struct timeval idle = {LINGER_IDLE_MS / 1000, (LINGER_IDLE_MS % 1000) * 1000};
+    struct timeval total = {LINGER_TOTAL_MS / 1000, (LINGER_TOTAL_MS % 1000) * 1000};
+    int dupfd;
+
+    if (c->was_cut || c->fd < 0 || (c->phase != RECEIVING && !has_unread(c)))
+        return 0;
+    dupfd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+    if (dupfd < 0)
+        return 0; /* out of descriptors: a reset it is */
+    c->linger = event_new(C.base, dupfd, EV_READ | EV_PERSIST, on_linger, c);
+    if (!c->linger || event_add(c->linger, &idle) < 0) {
+        if (c->linger)
+            event_free(c->linger);
+        c->linger = NULL;
+        close(dupfd);
+        return 0;
+    }
+    shutdown(dupfd, SHUT_WR);
+    if (c->fd < C.nfd && C.byfd[c->fd] == c)
+        C.byfd[c->fd] = NULL; /* evhttp closes that number: it will be reused */
+    log_debug("connection %d closes with the client still sending: lingering as %d", c->fd,
+              dupfd);
+    c->fd = dupfd;
+    c->evcon = NULL;
+    c->bev = NULL; /* evhttp frees it right after this callback */
+    set_phase(c, LINGERING);
+    evtimer_add(c->deadline, &total);
+    return 1;
+}
+
 /* evhttp frees the connection: exactly once, whatever the cause. */
 static void
 on_closed(struct evhttp_connection *evcon, void *arg)
@@ -183,9 +299,15 @@ on_closed(struct evhttp_connection *evcon, void *arg)
     (void)evcon;
     if (c->input_cb)
         evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->input_cb);
+    c->input_cb = NULL;
     c->hangup = NULL;
     if (hangup)
         hangup(c->hangup_arg);
+    if (linger_begin(c)) {
+        if (C.notify)
+            C.notify(-1, C.arg); /* no longer under way: a draining worker may be done */
+        return;
+    }
     record_free(c);
 }
 

@@ -12,19 +12,26 @@
  * request layer registers its interest in a hang-up through
  * conn_request_begin() instead of setting that callback itself.
  *
- * A connection is in one of four phases:
+ * A connection is in one of five phases:
  *   FRESH      accepted, no byte yet        evhttp's idle timeout
  *   RECEIVING  bytes of a request arrived   header deadline running
  *   BUSY       dispatched, reply not sent   no deadline (the handler's)
  *   IDLE       reply sent, kept alive       evhttp's idle timeout
+ *   LINGERING  closed by evhttp while the   5 s of silence, 30 s in all
+ *              client may still be sending
  * A RECEIVING connection past its deadline is shut down (evhttp then
  * frees it as it would for a client that hung up).  Draining gives IDLE
  * and FRESH connections a second to begin a request (served, then closed)
  * and lets the others finish theirs; every reply then says
- * "Connection: close".
+ * "Connection: close".  A LINGERING connection is only a socket kept
+ * open to read and discard what its client still sends (the rest of a
+ * body that got an early 413), so that closing it does not reset the
+ * connection before the client has read its reply; it does not hold up
+ * a drain, but counts against the cap.
  *
  * Ownership: evhttp owns the connections; this module owns one small
- * record per connection, freed in the close callback.
+ * record per connection, freed in the close callback (or when a lingering
+ * close ends).
  */
 #ifndef CONDUITD_CONN_H
 #define CONDUITD_CONN_H
