@@ -109,12 +109,15 @@ setup_signals(void)
     return 0;
 }
 
-/* In a new worker: forget the master's signal plumbing and its privileges. */
+/*
+ * In a new worker: forget the master's signal plumbing and its privileges.
+ * Signals stay blocked (as spawn() blocked them) until the worker has its
+ * own handlers: one sent in between (Ctrl-C reaches every process of the
+ * group) then waits for them instead of killing it by its default action.
+ */
 static void
 child_setup(void)
 {
-    sigset_t all;
-
     close(M.sigpipe[0]);
     close(M.sigpipe[1]);
     for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
@@ -122,8 +125,6 @@ child_setup(void)
     signal(SIGPIPE, SIG_IGN); /* a client that hangs up must not kill the worker */
     if (M.have_old_ls)
         listen_close(&M.old_ls);
-    sigemptyset(&all);
-    sigprocmask(SIG_SETMASK, &all, NULL);
 
     if (M.cfg.user) {
         char err[256];
@@ -254,35 +255,69 @@ describe_status(int status, char *out, size_t outlen)
         snprintf(out, outlen, "status 0x%x", status);
 }
 
+static void handle_signal(int sig);
+static void read_signals(void);
+
+/*
+ * Reaps exited workers.  One found dead may have been stopped by a signal
+ * sent to the whole process group (Ctrl-C in a terminal reaches every
+ * worker and the master at once), with the master's own copy still unread
+ * in the pipe: its handler has run by the time waitpid() returns, so the
+ * pipe is read before the exit is judged, and such an exit counts as part
+ * of the stop rather than as a death to answer with a respawn.
+ */
 static void
 reap(void)
 {
+    static int reaping; /* read_signals() below may see a SIGCHLD: this loop is its reap */
     int status;
     pid_t pid;
 
+    if (reaping)
+        return;
+    reaping = 1;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         struct worker_proc *p = proc_by_pid(pid);
         int64_t now = scoreboard_now_ms();
+        int index, asked;
         char how[96];
 
         if (!p)
             continue;
-        describe_status(status, how, sizeof(how));
+        index = p->index;
+        asked = p->stopping;
         scoreboard_release(M.sb, p->slot);
-        if (p->stopping) {
-            log_info("worker %d (pid %d) exited (%s)", p->index, (int)pid, how);
+        memset(p, 0, sizeof(*p)); /* gone: a stop begun below must not signal its pid */
+        if (!asked && !M.stopping)
+            read_signals();
+        describe_status(status, how, sizeof(how));
+        if (asked || (M.stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+            log_info("worker %d (pid %d) exited (%s)", index, (int)pid, how);
         } else if (WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_FATAL) {
             log_error("worker %d (pid %d) exited with status %d: its configuration cannot work; "
                       "not respawning until a reload (HUP) brings a good one",
-                      p->index, (int)pid, WORKER_EXIT_FATAL);
+                      index, (int)pid, WORKER_EXIT_FATAL);
             M.fatal = 1;
         } else {
-            log_warning("worker %d (pid %d) died unexpectedly (%s)%s", p->index, (int)pid, how,
+            log_warning("worker %d (pid %d) died unexpectedly (%s)%s", index, (int)pid, how,
                         M.stopping ? "" : "; respawning");
-            note_crash(now);
+            if (!M.stopping)
+                note_crash(now);
         }
-        memset(p, 0, sizeof(*p));
     }
+    reaping = 0;
+}
+
+/* Handles the signals whose numbers the handler wrote into the pipe. */
+static void
+read_signals(void)
+{
+    unsigned char sigs[64];
+    ssize_t n;
+
+    while ((n = read(M.sigpipe[0], sigs, sizeof(sigs))) > 0)
+        for (ssize_t i = 0; i < n; i++)
+            handle_signal(sigs[i]);
 }
 
 static int
@@ -644,8 +679,6 @@ master_run(void)
 
     while (M.stopping == RUNNING || live_procs() > 0) {
         struct pollfd pfd = {.fd = M.sigpipe[0], .events = POLLIN};
-        unsigned char sigs[64];
-        ssize_t n;
 
         tick();
         if (M.fatal && live_procs() == 0 && !M.stopping) {
@@ -655,9 +688,7 @@ master_run(void)
         }
         if (poll(&pfd, 1, TICK_MS) < 0 && errno != EINTR)
             fatal("poll: %s", strerror(errno));
-        while ((n = read(M.sigpipe[0], sigs, sizeof(sigs))) > 0)
-            for (ssize_t i = 0; i < n; i++)
-                handle_signal(sigs[i]);
+        read_signals();
         reap(); /* a SIGCHLD may have been coalesced with another byte */
     }
 

@@ -508,6 +508,18 @@ teardown(struct worker *w)
     for (size_t i = 0; i < sizeof(w->signals) / sizeof(w->signals[0]); i++)
         if (w->signals[i])
             event_free(w->signals[i]);
+    /*
+     * Freeing the signal events restored the default actions, and a stop
+     * signal may still come: Ctrl-C reaches the workers and the master,
+     * which then sends each SIGQUIT.  The worker is exiting already, so it
+     * ignores them rather than die by one, which the master would log as
+     * "killed by signal 3".
+     */
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGUSR1, SIG_IGN);
     if (w->heartbeat)
         event_free(w->heartbeat);
     if (w->accept_retry)
@@ -551,6 +563,12 @@ worker_main(const struct worker_args *a)
     if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || !w->ready_wait ||
         event_add(w->heartbeat, &hb) < 0 || setup_signals(w) < 0)
         fatal("cannot create the loop's events");
+    {
+        /* The master forked it with every signal blocked; its handlers are set now. */
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+    }
 
     if (setup_http(w, a->listeners) < 0) {
         log_error("cannot set up HTTP; exiting");

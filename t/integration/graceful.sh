@@ -79,4 +79,37 @@ t1=$(date +%s%N)
 CONDUITD_PID=
 ms=$(( (t1 - t0) / 1000000 ))
 check "INT stops at once ($ms ms)" [ "$ms" -lt 1500 ]
+
+# Ctrl-C in a terminal sends SIGINT to the whole process group: each
+# worker gets it as well as the master (which then sends it SIGQUIT), at
+# any moment, while starting up too.  Every process must end by its own
+# hand, never by a signal's default action: the master exits 0 and reports
+# no worker killed.  setsid gives each master a group of its own to aim at.
+_root=
+[ "$(id -u)" = 0 ] && _root=--allow-root
+rcs= killed=0
+for when in 0 0.02 0.05 0.1 0.2 $(seq 15 | sed c\\ready); do
+    : >"$T/ctrlc.log"
+    setsid -w "$CONDUITD" -b 127.0.0.1:0 --dev $_root -w 2 --log "$T/ctrlc.log" \
+        </dev/null >>"$T/ctrlc.out" 2>&1 &
+    sid=$!
+    EXTRA_PIDS=$sid
+    wait_for 10 grep -q 'listening on' "$T/ctrlc.log" || bail "conduitd did not start"
+    if [ "$when" = ready ]; then
+        wait_for 10 grep -q 'worker(s) ready' "$T/ctrlc.log" || bail "workers did not start"
+    else
+        sleep "$when"
+    fi
+    master=$(sed -n 's/.*\[\([0-9]*\)\] master .*/\1/p' "$T/ctrlc.log" | head -n 1)
+    kill -INT -- -"$master"
+    wait "$sid"
+    rcs="$rcs$?"
+    EXTRA_PIDS=
+    n=$(grep -c -E 'killed by signal|died unexpectedly' "$T/ctrlc.log")
+    [ "$n" -gt 0 ] && grep -E 'killed by signal|died unexpectedly' "$T/ctrlc.log" | sed 's/^/# /'
+    killed=$((killed + n))
+    cat "$T/ctrlc.log" >>"$T/ctrlc-all.log"
+done
+is "Ctrl-C (INT to the process group), 20 times: the master exits 0 each time" "$rcs" 00000000000000000000
+is "no worker killed by a signal or lost" "$killed" 0
 done_testing
