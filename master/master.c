@@ -31,8 +31,9 @@
 
 #define TICK_MS 250
 #define MAX_PROCS SCOREBOARD_SLOTS
-#define RELOAD_WAIT_MS 10000 /* retire the old generation by then, ready or not */
-#define FAST_STOP_MS 2000    /* INT/QUIT: SIGKILL whatever is left after this */
+#define RELOAD_WAIT_MS 10000   /* retire the old generation by then, ready or not */
+#define STRAY_STOP_WAIT_MS 500 /* see reap() */
+#define FAST_STOP_MS 2000      /* INT/QUIT: SIGKILL whatever is left after this */
 #define CRASH_WINDOW_MS 10000
 #define CRASH_LIMIT 5
 #define BACKOFF_MIN_MS 1000
@@ -74,6 +75,7 @@ static struct master {
     int64_t backoff_ms;
     int64_t backoff_until_ms;
     int sigpipe[2];
+    int64_t stray_wait_ms; /* when reap() last waited for a stop signal */
 } M;
 
 static const int handled_signals[] = {SIGHUP,  SIGTERM, SIGINT,  SIGQUIT,
@@ -257,6 +259,8 @@ describe_status(int status, char *out, size_t outlen)
 
 static void handle_signal(int sig);
 static void read_signals(void);
+static int stopped_by_signal(int status);
+static void await_stop(int ms);
 
 /*
  * Reaps exited workers.  One found dead may have been stopped by a signal
@@ -264,7 +268,12 @@ static void read_signals(void);
  * worker and the master at once), with the master's own copy still unread
  * in the pipe: its handler has run by the time waitpid() returns, so the
  * pipe is read before the exit is judged, and such an exit counts as part
- * of the stop rather than as a death to answer with a respawn.
+ * of the stop rather than as a death to answer with a respawn.  But the
+ * kernel delivers a group's signal process by process, and under load the
+ * master's copy was seen to come 500 ms after the workers'.  Workers wait
+ * for the master's word on SIGINT (Ctrl-C); for other signals sent to the
+ * whole group (TERM, say), a worker that looks stopped by a signal makes
+ * the master wait up to STRAY_STOP_WAIT_MS for its own before it judges.
  */
 static void
 reap(void)
@@ -290,6 +299,11 @@ reap(void)
         memset(p, 0, sizeof(*p)); /* gone: a stop begun below must not signal its pid */
         if (!asked && !M.stopping)
             read_signals();
+        if (!asked && !M.stopping && stopped_by_signal(status) &&
+            now - M.stray_wait_ms > STRAY_STOP_WAIT_MS) {
+            await_stop(STRAY_STOP_WAIT_MS); /* once for a batch of such exits */
+            M.stray_wait_ms = scoreboard_now_ms();
+        }
         describe_status(status, how, sizeof(how));
         if (asked || (M.stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
             log_info("worker %d (pid %d) exited (%s)", index, (int)pid, how);
@@ -298,6 +312,12 @@ reap(void)
                       "not respawning until a reload (HUP) brings a good one",
                       index, (int)pid, WORKER_EXIT_FATAL);
             M.fatal = 1;
+        } else if (stopped_by_signal(status)) {
+            log_warning("worker %d (pid %d) stopped, though the master did not ask (%s: a "
+                        "signal sent to it alone?)%s",
+                        index, (int)pid, how, M.stopping ? "" : "; respawning");
+            if (!M.stopping)
+                note_crash(now);
         } else {
             log_warning("worker %d (pid %d) died unexpectedly (%s)%s", index, (int)pid, how,
                         M.stopping ? "" : "; respawning");
@@ -306,6 +326,38 @@ reap(void)
         }
     }
     reaping = 0;
+}
+
+/*
+ * A worker that exited 0 (its handler's clean stop) or by a stop signal's
+ * default action, unasked: a signal was sent to it.  Most often it is
+ * Ctrl-C, sent to the whole process group, whose copy for the master may
+ * come a moment after the worker's exit (the kernel does not order them).
+ */
+static int
+stopped_by_signal(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status) == 0;
+    return WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGQUIT ||
+                                   WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGHUP);
+}
+
+/* Waits up to ms for the master's own stop signal, handling what comes. */
+static void
+await_stop(int ms)
+{
+    int64_t until = scoreboard_now_ms() + ms;
+
+    while (!M.stopping) {
+        struct pollfd pfd = {.fd = M.sigpipe[0], .events = POLLIN};
+        int64_t left = until - scoreboard_now_ms();
+
+        if (left <= 0)
+            break;
+        if (poll(&pfd, 1, (int)left) > 0)
+            read_signals();
+    }
 }
 
 /* Handles the signals whose numbers the handler wrote into the pipe. */

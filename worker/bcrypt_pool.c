@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,6 +100,7 @@ struct bcrypt_pool *
 bcrypt_pool_new(struct event_base *base, int threads, int cost)
 {
     struct bcrypt_pool *p = calloc(1, sizeof(*p));
+    sigset_t all, old;
 
     if (!p)
         return NULL;
@@ -118,6 +120,13 @@ bcrypt_pool_new(struct event_base *base, int threads, int cost)
         bcrypt_pool_free(p);
         return NULL;
     }
+    /*
+     * The threads block every signal (they inherit the mask they are
+     * created under): a signal sent to the worker is then always taken by
+     * the loop's thread, which handles it, never by a hashing thread.
+     */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     for (int i = 0; i < threads; i++) {
         if (pthread_create(&p->threads[i], NULL, run_thread, p) != 0) {
             log_error("cannot start a hashing thread: %s", strerror(errno));
@@ -125,6 +134,7 @@ bcrypt_pool_new(struct event_base *base, int threads, int cost)
         }
         p->nthreads++;
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (p->nthreads == 0) {
         bcrypt_pool_free(p);
         return NULL;

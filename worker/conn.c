@@ -52,8 +52,8 @@ struct conn {
     struct event *deadline;
     struct event *linger; /* LINGERING: reads the duplicate socket */
     enum phase phase;
-    int fd;               /* LINGERING: the duplicate, ours to close */
-    int was_cut;          /* shut down here: nothing more will be read */
+    int fd;      /* LINGERING: the duplicate, ours to close */
+    int was_cut; /* shut down here: nothing more will be read */
     void (*hangup)(void *);
     void *hangup_arg;
 };
@@ -279,8 +279,7 @@ linger_begin(struct conn *c)
     shutdown(dupfd, SHUT_WR);
     if (c->fd < C.nfd && C.byfd[c->fd] == c)
         C.byfd[c->fd] = NULL; /* evhttp closes that number: it will be reused */
-    log_debug("connection %d closes with the client still sending: lingering as %d", c->fd,
-              dupfd);
+    log_debug("connection %d closes with the client still sending: lingering as %d", c->fd, dupfd);
     c->fd = dupfd;
     c->evcon = NULL;
     c->bev = NULL; /* evhttp frees it right after this callback */

@@ -31,8 +31,9 @@
 
 #define HEARTBEAT_MS 250
 #define ACCEPT_RETRY_MS 100
-#define READY_WAIT_MS 5000 /* ready by then even if the pool is still connecting */
-#define FD_RESERVE 64      /* descriptors kept for the pool, the log, the threads */
+#define READY_WAIT_MS 5000     /* ready by then even if the pool is still connecting */
+#define FD_RESERVE 64          /* descriptors kept for the pool, the log, the threads */
+#define INTERRUPT_WAIT_MS 1000 /* SIGINT: how long the master has to follow (see on_signal) */
 
 struct worker {
     struct event_base *base;
@@ -54,6 +55,7 @@ struct worker {
     struct event *heartbeat;
     struct event *accept_retry;
     struct event *drain_deadline;
+    struct event *interrupt_wait; /* SIGINT: the master's SIGQUIT, or a stop on our own */
     struct event *ready_wait;
     struct event *signals[5];
     int generation;
@@ -289,10 +291,23 @@ drain(struct worker *w)
     exit_if_drained(w);
 }
 
+/* SIGINT came to this worker alone: the master did not follow with SIGQUIT. */
+static void
+on_interrupt_wait(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+
+    (void)fd;
+    (void)what;
+    log_info("fast shutdown (SIGINT)");
+    event_base_loopbreak(w->base);
+}
+
 static void
 on_signal(evutil_socket_t sig, short what, void *arg)
 {
     struct worker *w = arg;
+    struct timeval wait = {INTERRUPT_WAIT_MS / 1000, (INTERRUPT_WAIT_MS % 1000) * 1000};
 
     (void)what;
     switch (sig) {
@@ -300,6 +315,18 @@ on_signal(evutil_socket_t sig, short what, void *arg)
         drain(w);
         break;
     case SIGINT:
+        /*
+         * Ctrl-C in a terminal reaches every process of the group, and the
+         * master answers its copy with SIGQUIT to each worker.  A worker
+         * that exited on its own copy first would look to the master like
+         * one that died, to be replaced (the kernel sends the copies one by
+         * one: under load the master's came 500 ms after the workers had
+         * gone).  So the worker waits for the master's word, and stops on
+         * its own only if none comes (SIGINT sent to this worker alone).
+         */
+        if (!evtimer_pending(w->interrupt_wait, NULL))
+            evtimer_add(w->interrupt_wait, &wait);
+        break;
     case SIGQUIT:
         log_info("fast shutdown");
         event_base_loopbreak(w->base);
@@ -353,7 +380,7 @@ setup_http(struct worker *w, struct listener_set *ls)
 
     w->http = evhttp_new(w->base);
     if (!w->http || conn_init(w->base, connection_cap(c), c->header_timeout, c->idle_timeout,
-                                on_conn_event, w) < 0)
+                              on_conn_event, w) < 0)
         return -1;
     evhttp_set_bevcb(w->http, conn_bevcb, NULL);
     evhttp_set_max_body_size(w->http, c->max_body_size);
@@ -496,6 +523,18 @@ setup_services(struct worker *w)
 static void
 teardown(struct worker *w)
 {
+    sigset_t all;
+
+    /*
+     * No signal is handled from here on, and none may take its default
+     * action either: freeing the signal events below restores those, and a
+     * stop signal may still come (Ctrl-C reaches the workers and the
+     * master, which then sends each SIGQUIT).  The worker is exiting
+     * already; blocked, such a signal dies with it instead of killing it
+     * first ("killed by signal 3" in the master's log).
+     */
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, NULL);
     http_abort_all(); /* before the pools: a ctx's state may hold their jobs */
     bcrypt_pool_free(w->bcrypt);
     cache_sync_free(w->sync);
@@ -508,24 +547,14 @@ teardown(struct worker *w)
     for (size_t i = 0; i < sizeof(w->signals) / sizeof(w->signals[0]); i++)
         if (w->signals[i])
             event_free(w->signals[i]);
-    /*
-     * Freeing the signal events restored the default actions, and a stop
-     * signal may still come: Ctrl-C reaches the workers and the master,
-     * which then sends each SIGQUIT.  The worker is exiting already, so it
-     * ignores them rather than die by one, which the master would log as
-     * "killed by signal 3".
-     */
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
-    signal(SIGUSR1, SIG_IGN);
     if (w->heartbeat)
         event_free(w->heartbeat);
     if (w->accept_retry)
         event_free(w->accept_retry);
     if (w->drain_deadline)
         event_free(w->drain_deadline);
+    if (w->interrupt_wait)
+        event_free(w->interrupt_wait);
     if (w->ready_wait)
         event_free(w->ready_wait);
     if (w->scratch)
@@ -559,9 +588,10 @@ worker_main(const struct worker_args *a)
     w->heartbeat = event_new(w->base, -1, EV_PERSIST, on_heartbeat, w);
     w->accept_retry = evtimer_new(w->base, on_accept_retry, w);
     w->drain_deadline = evtimer_new(w->base, on_drain_deadline, w);
+    w->interrupt_wait = evtimer_new(w->base, on_interrupt_wait, w);
     w->ready_wait = evtimer_new(w->base, on_ready_wait, w);
-    if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || !w->ready_wait ||
-        event_add(w->heartbeat, &hb) < 0 || setup_signals(w) < 0)
+    if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || !w->interrupt_wait ||
+        !w->ready_wait || event_add(w->heartbeat, &hb) < 0 || setup_signals(w) < 0)
         fatal("cannot create the loop's events");
     {
         /* The master forked it with every signal blocked; its handlers are set now. */

@@ -1,6 +1,8 @@
 #!/bin/sh
 # TERM lets an in-flight slow request finish, refuses new connections and
-# exits within the graceful timeout, alone and under load; INT stops at once.
+# exits within the graceful timeout, alone and under load; INT stops at once,
+# Ctrl-C (INT to the whole process group) too, without a worker "dying".
+# A worker sent INT alone stops after a second and is replaced.
 . "$top_srcdir/t/lib.sh"
 has_test_hooks || skip "built without --enable-test-hooks"
 
@@ -105,11 +107,20 @@ for when in 0 0.02 0.05 0.1 0.2 $(seq 15 | sed c\\ready); do
     wait "$sid"
     rcs="$rcs$?"
     EXTRA_PIDS=
-    n=$(grep -c -E 'killed by signal|died unexpectedly' "$T/ctrlc.log")
-    [ "$n" -gt 0 ] && grep -E 'killed by signal|died unexpectedly' "$T/ctrlc.log" | sed 's/^/# /'
+    n=$(grep -c -E 'killed by signal|died unexpectedly|did not ask' "$T/ctrlc.log")
+    [ "$n" -gt 0 ] && grep -E 'killed by signal|died unexpectedly|did not ask' "$T/ctrlc.log" | sed 's/^/# /'
     killed=$((killed + n))
     cat "$T/ctrlc.log" >>"$T/ctrlc-all.log"
 done
 is "Ctrl-C (INT to the process group), 20 times: the master exits 0 each time" "$rcs" 00000000000000000000
 is "no worker killed by a signal or lost" "$killed" 0
+
+# SIGINT to one worker alone: the master does not follow, so the worker
+# stops on its own after waiting a second for it, and is replaced.
+conduitd_start -w 2
+victim=$(worker_pids | head -n 1)
+kill -INT "$victim"
+check "a worker sent SIGINT alone stops" wait_for 5 sh -c "! kill -0 $victim 2>/dev/null"
+check "and is replaced" wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 2 ]"
+check "the master says it did not ask" grep -q "pid $victim) stopped, though the master did not ask" "$T/conduitd.log"
 done_testing
