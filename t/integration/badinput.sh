@@ -84,6 +84,24 @@ late=$(bash -c '
     echo "$w $(timeout 5 head -n 1 <&3 | tr -d "\r")"' late "$PORT" "$T/big.json" 2>/dev/null)
 is "the rest of a body sent after the early 413 is taken in, and the 413 read" "$late" \
     "sent HTTP/1.1 413 Request Entity Too Large"
+# That lingering is bounded: a client that goes silent is let go after 5 s
+# of silence.  Probed by writing: 2 s in, a write is taken (and restarts
+# the 5 s); 6.5 s after it the socket is gone (a write draws a reset, which
+# fails the next one).
+silent=$(bash -c '
+    trap "" PIPE
+    exec 3<>/dev/tcp/127.0.0.1/$1 || exit 1
+    printf "POST /api/articles HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n" >&3
+    head -c 65536 "$2" >&3
+    sleep 2
+    if head -c 1024 "$2" >&3 2>/dev/null; then a=open; else a=gone; fi
+    sleep 6.5
+    head -c 1024 "$2" >&3 2>/dev/null
+    sleep 0.3
+    if head -c 1024 "$2" >&3 2>/dev/null; then b=open; else b=gone; fi
+    echo "$a $b"' silent "$PORT" "$T/big.json" 2>/dev/null)
+is "a client silent after its early 413 is let go (open 2 s in, gone 6.5 s after its last byte)" \
+    "$silent" "open gone"
 big=$(head -c 20000 /dev/zero | tr '\0' x)
 raw GET /api/articles "" "" -H "X-Big: $big"
 expect "a 20 kB header (limit 16 kB; libevent 2.1 answers 400 itself)" 400
