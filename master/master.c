@@ -288,7 +288,7 @@ reap(void)
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         struct worker_proc *p = proc_by_pid(pid);
         int64_t now = scoreboard_now_ms();
-        int index, asked;
+        int index, asked, signalled = stopped_by_signal(status);
         char how[96];
 
         if (!p)
@@ -297,12 +297,12 @@ reap(void)
         asked = p->stopping;
         scoreboard_release(M.sb, p->slot);
         memset(p, 0, sizeof(*p)); /* gone: a stop begun below must not signal its pid */
-        if (!asked && !M.stopping)
+        if (!asked && !M.stopping) {
             read_signals();
-        if (!asked && !M.stopping && stopped_by_signal(status) &&
-            now - M.stray_wait_ms > STRAY_STOP_WAIT_MS) {
-            await_stop(STRAY_STOP_WAIT_MS); /* once for a batch of such exits */
-            M.stray_wait_ms = scoreboard_now_ms();
+            if (!M.stopping && signalled && now - M.stray_wait_ms > STRAY_STOP_WAIT_MS) {
+                await_stop(STRAY_STOP_WAIT_MS); /* once for a batch of such exits */
+                M.stray_wait_ms = scoreboard_now_ms();
+            }
         }
         describe_status(status, how, sizeof(how));
         if (asked || (M.stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
@@ -312,14 +312,10 @@ reap(void)
                       "not respawning until a reload (HUP) brings a good one",
                       index, (int)pid, WORKER_EXIT_FATAL);
             M.fatal = 1;
-        } else if (stopped_by_signal(status)) {
-            log_warning("worker %d (pid %d) stopped, though the master did not ask (%s: a "
-                        "signal sent to it alone?)%s",
-                        index, (int)pid, how, M.stopping ? "" : "; respawning");
-            if (!M.stopping)
-                note_crash(now);
         } else {
-            log_warning("worker %d (pid %d) died unexpectedly (%s)%s", index, (int)pid, how,
+            log_warning("worker %d (pid %d) %s (%s%s)%s", index, (int)pid,
+                        signalled ? "stopped, though the master did not ask" : "died unexpectedly",
+                        how, signalled ? ": a signal sent to it alone?" : "",
                         M.stopping ? "" : "; respawning");
             if (!M.stopping)
                 note_crash(now);

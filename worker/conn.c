@@ -5,10 +5,10 @@
 
 #include "worker/conn.h"
 
-#include <stdint.h>
-#include <stdlib.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>

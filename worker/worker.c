@@ -344,12 +344,16 @@ static int
 setup_signals(struct worker *w)
 {
     static const int sigs[] = {SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGHUP};
+    sigset_t none;
 
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
         w->signals[i] = evsignal_new(w->base, sigs[i], on_signal, w);
         if (!w->signals[i] || event_add(w->signals[i], NULL) < 0)
             return -1;
     }
+    /* The master forked the worker with every signal blocked: handled now, they may come. */
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     return 0;
 }
 
@@ -593,12 +597,6 @@ worker_main(const struct worker_args *a)
     if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || !w->interrupt_wait ||
         !w->ready_wait || event_add(w->heartbeat, &hb) < 0 || setup_signals(w) < 0)
         fatal("cannot create the loop's events");
-    {
-        /* The master forked it with every signal blocked; its handlers are set now. */
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-    }
 
     if (setup_http(w, a->listeners) < 0) {
         log_error("cannot set up HTTP; exiting");

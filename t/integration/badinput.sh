@@ -71,35 +71,38 @@ expect "a 2 MB body with Expect: 100-continue" 413
 # The 413 comes before the body is read, and the client is still sending
 # when the server closes: the rest it sends must be taken in (lingering
 # close), not answered with a reset that makes curl report "connection
-# reset" instead of the 413 (seen once in CI).  Made certain here: 64 kB
-# of the body, a pause in which the server answers and closes, 512 kB more.
-# bash for /dev/tcp; SIGPIPE ignored so that a reset shows as a failed write.
-late=$(bash -c '
-    trap "" PIPE
-    exec 3<>/dev/tcp/127.0.0.1/$1 || exit 1
-    printf "POST /api/articles HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n" >&3
-    head -c 65536 "$2" >&3
+# reset" instead of the 413 (seen once in CI).  Made certain here.
+# after_early_413 TAIL: in bash (for /dev/tcp), SIGPIPE ignored so that a
+# reset shows as a failed write: sends the header of a 2 MB POST and 64 kB
+# of its body, then runs TAIL with the socket on fd 3 and the body's file
+# as $2; prints what TAIL prints.
+after_early_413() {
+    bash -c '
+        trap "" PIPE
+        exec 3<>/dev/tcp/127.0.0.1/$1 || exit 1
+        printf "POST /api/articles HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n" >&3
+        head -c 65536 "$2" >&3
+        '"$1" early413 "$PORT" "$T/big.json" 2>/dev/null
+}
+# A pause in which the server answers and closes, then 512 kB more.
+late=$(after_early_413 '
     sleep 0.5
     if head -c 524288 "$2" >&3 2>/dev/null; then w=sent; else w=reset; fi
-    echo "$w $(timeout 5 head -n 1 <&3 | tr -d "\r")"' late "$PORT" "$T/big.json" 2>/dev/null)
+    echo "$w $(timeout 5 head -n 1 <&3 | tr -d "\r")"')
 is "the rest of a body sent after the early 413 is taken in, and the 413 read" "$late" \
     "sent HTTP/1.1 413 Request Entity Too Large"
 # That lingering is bounded: a client that goes silent is let go after 5 s
 # of silence.  Probed by writing: 2 s in, a write is taken (and restarts
 # the 5 s); 6.5 s after it the socket is gone (a write draws a reset, which
 # fails the next one).
-silent=$(bash -c '
-    trap "" PIPE
-    exec 3<>/dev/tcp/127.0.0.1/$1 || exit 1
-    printf "POST /api/articles HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n" >&3
-    head -c 65536 "$2" >&3
+silent=$(after_early_413 '
     sleep 2
     if head -c 1024 "$2" >&3 2>/dev/null; then a=open; else a=gone; fi
     sleep 6.5
     head -c 1024 "$2" >&3 2>/dev/null
     sleep 0.3
     if head -c 1024 "$2" >&3 2>/dev/null; then b=open; else b=gone; fi
-    echo "$a $b"' silent "$PORT" "$T/big.json" 2>/dev/null)
+    echo "$a $b"')
 is "a client silent after its early 413 is let go (open 2 s in, gone 6.5 s after its last byte)" \
     "$silent" "open gone"
 big=$(head -c 20000 /dev/zero | tr '\0' x)
