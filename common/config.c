@@ -65,7 +65,7 @@ const struct config_key config_keys[] = {
      "keep caches coherent through PostgreSQL LISTEN/NOTIFY (off: a static deployment)"},
     {"jwt_secret", CONFIG_STRING, OFF(jwt_secret), 0, 0, NULL, 1, 1,
      "HS256 key shared by every worker and instance, at least 32 bytes"},
-    {"jwt_lifetime", CONFIG_INT, OFF(jwt_lifetime), 60, 10L * 365 * 86400, "2592000", 1, 0,
+    {"jwt_lifetime", CONFIG_INT, OFF(jwt_lifetime), 60, JWT_LIFETIME_MAX, "2592000", 1, 0,
      "seconds a token stays valid"},
     {"bcrypt_cost", CONFIG_INT, OFF(bcrypt_cost), 4, 31, "10", 1, 0, "bcrypt cost of new hashes"},
     {"bcrypt_threads", CONFIG_INT, OFF(bcrypt_threads), 1, 64, "2", 1, 0,

@@ -50,6 +50,8 @@ jwt_status_str(enum jwt_status st)
         return "token signature is invalid";
     case JWT_EXPIRED:
         return "token is expired";
+    case JWT_UNSUPPORTED:
+        return "token header has an unsupported parameter";
     }
     return "token is invalid";
 }
@@ -112,36 +114,70 @@ parse_part(const char *b64, size_t n)
     return obj;
 }
 
-/* sub as a positive integer, from a JSON number or a string of digits. */
+/*
+ * An integer claim as conduitd writes it: a JSON number with no fraction,
+ * within [lo, hi].  cJSON keeps numbers as doubles, which name every
+ * integer up to 2^53 exactly, so the bounds stay below that.  A string of
+ * digits, a fraction or 1e300 is refused: tokens of another shape were not
+ * issued by conduitd, and accepting them would let two readings of one
+ * token disagree.
+ */
 static int
-parse_sub(const cJSON *item, int64_t *out)
+int_claim(const cJSON *item, int64_t lo, int64_t hi, int64_t *out)
 {
-    if (cJSON_IsNumber(item)) {
-        double d = item->valuedouble;
-        /* Beyond 2^53 a double no longer names one integer: refuse it. */
-        if (!(d >= 1.0 && d <= 9007199254740992.0) || d != (double)(int64_t)d)
-            return -1;
-        *out = (int64_t)d;
-        return 0;
-    }
-    if (cJSON_IsString(item) && item->valuestring != NULL) {
-        const char *s = item->valuestring;
-        int64_t v = 0;
-        if (*s == '\0')
-            return -1;
-        for (; *s != '\0'; s++) {
-            if (*s < '0' || *s > '9')
-                return -1;
-            if (v > (INT64_MAX - (*s - '0')) / 10)
-                return -1;
-            v = v * 10 + (*s - '0');
-        }
-        if (v < 1)
-            return -1;
-        *out = v;
-        return 0;
-    }
-    return -1;
+    double d;
+
+    if (!cJSON_IsNumber(item))
+        return -1;
+    d = item->valuedouble;
+    if (!(d >= (double)lo && d <= (double)hi) || d != (double)(int64_t)d)
+        return -1;
+    *out = (int64_t)d;
+    return 0;
+}
+
+/*
+ * The header, beyond its alg: "typ", if present, must say JWT, and a
+ * "crit" list of any kind is refused, as RFC 7515 4.1.11 requires of a
+ * recipient that understands no extension.
+ */
+static enum jwt_status
+check_header(const cJSON *header)
+{
+    const cJSON *alg = cJSON_GetObjectItemCaseSensitive(header, "alg");
+    const cJSON *typ = cJSON_GetObjectItemCaseSensitive(header, "typ");
+
+    if (!cJSON_IsString(alg) || alg->valuestring == NULL || strcmp(alg->valuestring, "HS256") != 0)
+        return JWT_BAD_ALG;
+    if (cJSON_GetObjectItemCaseSensitive(header, "crit") != NULL)
+        return JWT_UNSUPPORTED;
+    if (typ != NULL && (!cJSON_IsString(typ) || typ->valuestring == NULL ||
+                        strcmp(typ->valuestring, "JWT") != 0))
+        return JWT_UNSUPPORTED;
+    return JWT_OK;
+}
+
+/*
+ * The claims conduitd issues, each an integer: sub a user id in
+ * [1, 2^53]; iat not later than now plus a little clock skew between
+ * instances; exp after iat and at most JWT_LIFETIME_MAX after it; and now
+ * before exp.
+ */
+static enum jwt_status
+check_claims(const cJSON *payload, int64_t now, int64_t *sub_out)
+{
+    int64_t sub, iat, exp;
+
+    if (int_claim(cJSON_GetObjectItemCaseSensitive(payload, "sub"), 1, JWT_CLAIM_MAX, &sub) != 0 ||
+        int_claim(cJSON_GetObjectItemCaseSensitive(payload, "iat"), 0, JWT_CLAIM_MAX, &iat) != 0 ||
+        int_claim(cJSON_GetObjectItemCaseSensitive(payload, "exp"), 1, JWT_CLAIM_MAX, &exp) != 0)
+        return JWT_MALFORMED;
+    if (iat > now + JWT_CLOCK_SKEW || exp <= iat || exp - iat > JWT_LIFETIME_MAX)
+        return JWT_MALFORMED;
+    if (!(now < exp))
+        return JWT_EXPIRED;
+    *sub_out = sub;
+    return JWT_OK;
 }
 
 enum jwt_status
@@ -153,8 +189,6 @@ jwt_verify(const unsigned char *secret, size_t secret_len, const char *token, si
     unsigned char want[MAC_LEN], got[JWT_MAX_LEN];
     size_t got_len, hlen, plen;
     cJSON *header = NULL, *payload = NULL;
-    const cJSON *alg, *sub, *exp;
-    int64_t sub_val;
 
     if (secret == NULL || secret_len < JWT_SECRET_MIN)
         return JWT_BAD_SIGNATURE;
@@ -189,26 +223,11 @@ jwt_verify(const unsigned char *secret, size_t secret_len, const char *token, si
     header = parse_part(token, hlen);
     if (header == NULL)
         goto out;
-    alg = cJSON_GetObjectItemCaseSensitive(header, "alg");
-    if (!cJSON_IsString(alg) || alg->valuestring == NULL ||
-        strcmp(alg->valuestring, "HS256") != 0) {
-        st = JWT_BAD_ALG;
+    st = check_header(header);
+    if (st != JWT_OK)
         goto out;
-    }
-
     payload = parse_part(dot1 + 1, plen);
-    if (payload == NULL)
-        goto out;
-    sub = cJSON_GetObjectItemCaseSensitive(payload, "sub");
-    exp = cJSON_GetObjectItemCaseSensitive(payload, "exp");
-    if (parse_sub(sub, &sub_val) != 0 || !cJSON_IsNumber(exp))
-        goto out;
-    if (!((double)now < exp->valuedouble)) {
-        st = JWT_EXPIRED;
-        goto out;
-    }
-    *sub_out = sub_val;
-    st = JWT_OK;
+    st = payload == NULL ? JWT_MALFORMED : check_claims(payload, now, sub_out);
 out:
     cJSON_Delete(payload);
     cJSON_Delete(header);

@@ -21,7 +21,21 @@
 /* Longest token accepted or produced; a bound on the work an attacker causes. */
 #define JWT_MAX_LEN 1024
 
-enum jwt_status { JWT_OK = 0, JWT_MALFORMED, JWT_BAD_ALG, JWT_BAD_SIGNATURE, JWT_EXPIRED };
+/* The largest integer claim: every integer up to 2^53 is exact in a double. */
+#define JWT_CLAIM_MAX INT64_C(9007199254740992)
+/* Longest lifetime a token may claim (exp - iat): 10 years, jwt_lifetime's bound. */
+#define JWT_LIFETIME_MAX (10L * 365 * 86400)
+/* How far in the future an iat may be: the clocks of two instances differ a little. */
+#define JWT_CLOCK_SKEW 300
+
+enum jwt_status {
+    JWT_OK = 0,
+    JWT_MALFORMED,
+    JWT_BAD_ALG,
+    JWT_BAD_SIGNATURE,
+    JWT_EXPIRED,
+    JWT_UNSUPPORTED
+};
 
 /* A short reason for a 401 body, e.g. "token is expired". Never NULL. */
 const char *jwt_status_str(enum jwt_status st);
@@ -39,10 +53,13 @@ int jwt_sign(const unsigned char *secret, size_t secret_len, int64_t sub, int64_
  * *sub_out is the positive user id from "sub"; otherwise it is untouched.
  *
  * The signature is checked first, in constant time, so nothing in a forged
- * token is ever parsed; then the header must say alg HS256, and the payload
- * must carry a positive integer sub (a number, or a string of digits as some
- * other implementations issue) and a numeric exp later than now.  A secret
- * shorter than JWT_SECRET_MIN verifies nothing (JWT_BAD_SIGNATURE).
+ * token is ever parsed; then the header must say alg HS256 (JWT_BAD_ALG),
+ * carry no "crit" and no typ other than "JWT" (JWT_UNSUPPORTED), and the
+ * payload must carry the three claims jwt_sign() writes, each a JSON
+ * integer: sub in [1, JWT_CLAIM_MAX], iat no later than now +
+ * JWT_CLOCK_SKEW, exp after iat by at most JWT_LIFETIME_MAX
+ * (JWT_MALFORMED otherwise), and exp later than now (JWT_EXPIRED).  A
+ * secret shorter than JWT_SECRET_MIN verifies nothing (JWT_BAD_SIGNATURE).
  */
 enum jwt_status jwt_verify(const unsigned char *secret, size_t secret_len, const char *token,
                            size_t token_len, int64_t now, int64_t *sub_out);

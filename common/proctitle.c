@@ -15,6 +15,14 @@ extern char **environ;
 
 static char *title_area;
 static size_t title_len;
+/*
+ * The copy of the environment, owned here for the life of the process.
+ * environ alone did not keep it reachable (under valgrind the copy was
+ * reported definitely lost in the master and in every worker: environ no
+ * longer pointed at it by exit), and a pointer that is only ever written
+ * would be optimised away: hence volatile.
+ */
+static char **volatile env_copy;
 
 void
 proctitle_init(int argc, char **argv)
@@ -35,9 +43,14 @@ proctitle_init(int argc, char **argv)
     char **copy = calloc(nenv + 1, sizeof(char *));
     if (copy != NULL) {
         for (size_t i = 0; i < nenv; i++)
-            if ((copy[i] = strdup(environ[i])) == NULL)
-                return; /* leave environ as it was; the title stays short */
-        environ = copy;
+            if ((copy[i] = strdup(environ[i])) == NULL) {
+                /* leave environ as it was; the title stays short */
+                while (i > 0)
+                    free(copy[--i]);
+                free(copy);
+                return;
+            }
+        environ = env_copy = copy;
     } else {
         end = argv[0] + strlen(argv[0]) + 1;
     }

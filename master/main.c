@@ -6,6 +6,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <libpq-fe.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -112,21 +114,95 @@ check_identity(const struct config *c, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * The connection string as libpq reads it; a worker would exit with the
+ * fatal status on one it cannot parse, so say it before forking any.
+ */
+static int
+check_conninfo(const struct config *c, char *err, size_t errlen)
+{
+    const char *conninfo = c->db ? c->db : getenv("DATABASE_URL");
+    char *perr = NULL;
+    PQconninfoOption *opts = PQconninfoParse(conninfo ? conninfo : "", &perr);
+
+    if (opts) {
+        PQconninfoFree(opts);
+        return 0;
+    }
+    snprintf(err, errlen, "the database connection string is invalid: %s",
+             perr ? perr : "out of memory");
+    PQfreemem(perr);
+    /* libpq ends its messages with a newline; the log adds its own. */
+    err[strcspn(err, "\n")] = '\0';
+    return -1;
+}
+
+/* The log file can be opened for appending (created if missing, as a start would). */
+static int
+check_log(const struct config *c, char *err, size_t errlen)
+{
+    int fd;
+
+    if (!c->log || strcmp(c->log, "stderr") == 0 || strcmp(c->log, "syslog") == 0)
+        return 0;
+    fd = open(c->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open the log %s: %s", c->log, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/*
+ * Every check a start makes before it forks, in the order a start makes
+ * them, so that -t reaches the verdict a start would.  Returns 0, or the
+ * exit status of a start that fails there (2: the identity; 1: the rest),
+ * with the reason in err.  What depends on the moment rather than the
+ * configuration (an address in use, a live pidfile) is left to the start,
+ * as nginx -t leaves it: -t beside a running server must say yes.
+ */
+static int
+preflight(const struct config *c, char *err, size_t errlen)
+{
+    if (check_identity(c, err, errlen) < 0)
+        return 2;
+    if (check_log(c, err, errlen) < 0 || check_conninfo(c, err, errlen) < 0)
+        return 1;
+    return 0;
+}
+
 static int
 run(const struct options *o, struct config *c)
 {
     char err[CONFIG_ERR_LEN];
-    int status;
+    int status = preflight(c, err, sizeof(err));
 
-    if (check_identity(c, err, sizeof(err)) < 0) {
+    if (status != 0) {
         fprintf(stderr, "conduitd: %s\n", err);
-        return 2;
+        /* Said in the log too, where an operator of a daemon looks. */
+        if (status == 1 && log_open(c->log, c->log_level) == 0) {
+            log_error("%s", err);
+            log_close();
+        }
+        return status;
     }
     if (log_open(c->log, c->log_level) < 0) {
         fprintf(stderr, "conduitd: cannot open the log %s: %s\n", c->log, strerror(errno));
         return 1;
     }
-    char *pid_file = c->pid_file ? strdup(c->pid_file) : NULL;
+    /*
+     * master_init takes the config, so the pidfile's path is copied first:
+     * onto the stack, not the heap, since the processes that fork from
+     * here (the daemon's parent, the workers) exit without coming back.
+     */
+    char pid_file[PATH_MAX] = "";
+    if (c->pid_file && snprintf(pid_file, sizeof(pid_file), "%s", c->pid_file) >=
+                           (int)sizeof(pid_file)) {
+        fprintf(stderr, "conduitd: the pid file's path is too long\n");
+        log_close();
+        return 1;
+    }
     int daemonize = c->daemonize;
     if (master_init(o, c) < 0) {
         status = 1;
@@ -137,17 +213,15 @@ run(const struct options *o, struct config *c)
         status = 1;
         goto out;
     }
-    if (pid_file && daemon_write_pidfile(pid_file, err, sizeof(err)) < 0) {
+    if (pid_file[0] && daemon_write_pidfile(pid_file, err, sizeof(err)) < 0) {
         log_error("%s", err);
         daemon_ready(0);
-        free(pid_file);
         return 1; /* the pidfile is another master's: leave it */
     }
     status = master_run();
-    if (pid_file)
+    if (pid_file[0])
         daemon_remove_pidfile(pid_file);
 out:
-    free(pid_file);
     log_close();
     return status;
 }
@@ -181,9 +255,15 @@ main(int argc, char **argv)
             break;
         }
         if (o.action == OPTIONS_TEST) {
+            const char *name = o.config_file ? o.config_file : "(built-in defaults)";
             config_print(&c, stdout);
-            fprintf(stderr, "conduitd: configuration %s is valid\n",
-                    o.config_file ? o.config_file : "(built-in defaults)");
+            if (preflight(&c, err, sizeof(err)) != 0) {
+                fprintf(stderr, "conduitd: %s\nconduitd: configuration %s would not start\n",
+                        err, name);
+                status = 1;
+            } else {
+                fprintf(stderr, "conduitd: configuration %s is valid\n", name);
+            }
         } else if (o.action == OPTIONS_INIT_DB) {
             status = initdb_run(&c);
         } else if (o.action == OPTIONS_SIGNAL) {

@@ -182,11 +182,14 @@ conduitd_start() {
     wait_for 10 all_workers_ready || bail "workers did not become ready"
 }
 
-# Workers are the master's children whose title says "conduitd: worker".
+# Workers are the master's children whose title says "conduitd: worker"
+# (or, under valgrind, which shows its own command line, whose thread name
+# does: the first 15 bytes of the title).
 worker_pids() {
     for _c in $(cat /proc/"$CONDUITD_PID"/task/*/children 2>/dev/null); do
         case "$(cat /proc/"$_c"/cmdline 2>/dev/null | tr '\0' ' ')" in
         *"conduitd: worker"*) echo "$_c" ;;
+        *) [ "$(cat /proc/"$_c"/comm 2>/dev/null)" = "conduitd: worke" ] && echo "$_c" ;;
         esac
     done
 }

@@ -243,7 +243,16 @@ expired=$(jwt "$HS" "{\"sub\":$ALICE_ID,\"iat\":$((now - 7200)),\"exp\":$((now -
 noexp=$(jwt "$HS" "{\"sub\":$ALICE_ID,\"iat\":$now}")
 negsub=$(jwt "$HS" "{\"sub\":-1,\"iat\":$now,\"exp\":$((now + 3600))}")
 hugesub=$(jwt "$HS" "{\"sub\":1e300,\"iat\":$now,\"exp\":$((now + 3600))}")
+# Genuinely signed, but not what conduitd issues: an extension marked
+# critical (RFC 7515 4.1.11), a string sub, an exp of 1e300, no iat.
+crit=$(jwt '{"alg":"HS256","typ":"JWT","crit":["exp"]}' "$P")
+strsub=$(jwt "$HS" "{\"sub\":\"$ALICE_ID\",\"iat\":$now,\"exp\":$((now + 3600))}")
+hugeexp=$(jwt "$HS" "{\"sub\":$ALICE_ID,\"iat\":$now,\"exp\":1e300}")
+noiat=$(jwt "$HS" "{\"sub\":$ALICE_ID,\"exp\":$((now + 3600))}")
+raw GET /api/user "" "Token $(jwt "$HS" "$P")"
+expect "the same claims, as conduitd issues them, are accepted" 200
 for t in "$none" "$none_signed" "$hs512" "$wrongsig" "$expired" "$noexp" "$negsub" "$hugesub" \
+    "$crit" "$strsub" "$hugeexp" "$noiat" \
     'garbage' '!!!.@@@.###' 'eyJ.eyJ.x' "$(head -c 3000 /dev/zero | tr '\0' A)" '....' \
     "$(printf '%s' "$TOK" | cut -d. -f1,2)" "$TOK.extra"; do
     d="$(printf '%s' "$t" | head -c 40)..."

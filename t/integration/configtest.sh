@@ -4,6 +4,11 @@
 # it; workers do not run as root unless told (--user or --allow-root).
 . "$top_srcdir/t/lib.sh"
 
+# As root, a start refuses workers without --user or --allow-root, and so
+# does -t (tested below); the other checks are made with it.
+ROOT=
+[ "$(id -u)" = 0 ] && ROOT=--allow-root
+
 cat >"$T/good.conf" <<CONF
 # a comment
 workers = 3
@@ -21,10 +26,10 @@ chmod 602 "$T/good.conf"
 is "world-writable: refused too" "$?" 1
 printf 'workers = 2\n' >"$T/nosecret.conf"
 chmod 644 "$T/nosecret.conf"
-"$CONDUITD" -t -c "$T/nosecret.conf" --dev >/dev/null 2>&1
+"$CONDUITD" -t $ROOT -c "$T/nosecret.conf" --dev >/dev/null 2>&1
 is "a world-readable file without a secret is fine" "$?" 0
 chmod 640 "$T/good.conf"
-"$CONDUITD" -t -c "$T/good.conf" -w 5 >"$T/out" 2>"$T/err"
+"$CONDUITD" -t $ROOT -c "$T/good.conf" -w 5 >"$T/out" 2>"$T/err"
 is "-t on a good file exits 0" "$?" 0
 check "prints the flag's value (flags win)" grep -q '^workers = 5' "$T/out"
 check "prints both listen addresses" sh -c "grep -c '^listen = 127.0.0.1:900[12]' '$T/out' | grep -qx 2"
@@ -47,7 +52,7 @@ is "a missing file exits 1" "$?" 1
 env -u CONDUITD_JWT_SECRET "$CONDUITD" -t >/dev/null 2>"$T/err"
 is "no JWT secret outside --dev exits 1" "$?" 1
 check "and says so" grep -qi 'jwt' "$T/err"
-CONDUITD_JWT_SECRET=abcdefghijklmnopqrstuvwxyz0123456789 "$CONDUITD" -t >/dev/null 2>&1
+CONDUITD_JWT_SECRET=abcdefghijklmnopqrstuvwxyz0123456789 "$CONDUITD" -t $ROOT >/dev/null 2>&1
 is "the secret from the environment is enough" "$?" 0
 
 "$CONDUITD" --no-such-flag >/dev/null 2>"$T/err"
@@ -57,9 +62,28 @@ is "-V prints the version" "$?" 0
 "$CONDUITD" -h | grep -q -- '--reuseport'
 is "-h lists the flags" "$?" 0
 
+# -t reaches the verdict a start reaches, for every check a start makes
+# before it forks: each case is run both ways (a start that passes the
+# checks would serve, so it is only run where it must fail).
+verdicts() { # what, then the flags; -t exits 1 where the start exits non-zero
+    _what=$1; shift
+    "$CONDUITD" -t "$@" >/dev/null 2>"$T/t.err"; _t=$?
+    "$CONDUITD" -b 127.0.0.1:0 "$@" >/dev/null 2>"$T/start.err" & _p=$!
+    wait_for 10 sh -c "! kill -0 $_p 2>/dev/null" || kill "$_p"
+    wait "$_p"; _s=$?
+    is "$_what: -t says invalid" "$_t" 1
+    check "$_what: a start refuses it too (exit $_s)" [ "$_s" -ne 0 ]
+    check "$_what: both give the same reason" \
+        [ "$(sed -n 1p "$T/t.err")" = "$(sed -n 1p "$T/start.err")" ]
+    check "$_what: and no worker was started" sh -c "! grep -q 'worker.*started' '$T/start.err'"
+}
+verdicts "an unparsable connection string" --dev $ROOT --db "host=x =broken"
+verdicts "a log in a folder that does not exist" --dev $ROOT --log "$T/no/such/dir/conduitd.log"
 if [ "$(id -u)" = 0 ]; then
+    verdicts "as root without --user" --dev
+    check "and says why" grep -q 'refusing to run workers as root' "$T/t.err"
     "$CONDUITD" -b 127.0.0.1:0 --dev >/dev/null 2>"$T/err"
-    is "as root without --user it refuses (exit 2)" "$?" 2
-    check "and says why" grep -q 'root' "$T/err"
+    is "as root without --user a start exits 2" "$?" 2
+    verdicts "an unknown --user" --dev --user no-such-user-xyz
 fi
 done_testing

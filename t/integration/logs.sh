@@ -66,6 +66,16 @@ for pat in "$FILE_SECRET" "$SECRET" "$DB_PASSWORD" "$PASSWORD1" "$PASSWORD2" \
     [ "$hits" -gt 0 ] && grep -l -e "$pat" "$LOG_ARCHIVE"/* | head -3 | sed 's/^/# in /'
 done
 
+# Under make check-valgrind every process leaves a memcheck report, empty when clean.
+vg=$(find "$LOG_ARCHIVE" -name 'valgrind.*' | wc -l)
+vgbad=$(find "$LOG_ARCHIVE" -name 'valgrind.*' -size +0 | wc -l)
+[ "$vg" -gt 0 ] && note "$vg valgrind reports of conduitd processes"
+is "no valgrind error or definite leak in any conduitd process" "$vgbad" 0
+for f in $(find "$LOG_ARCHIVE" -name 'valgrind.*' -size +0 | head -3); do
+    note "---- $f"
+    head -n 40 "$f" | sed 's/^/# /'
+done
+
 reports=$(ls "$LOG_ARCHIVE" | grep -c '^sanitizer')
 is "no sanitizer report (ASan, UBSan, LSan) from any test" "$reports" 0
 if [ "$reports" -gt 0 ]; then
