@@ -664,7 +664,7 @@ handle_signal(int sig)
 
 /* Raises the descriptor limit as far as allowed; every connection costs one. */
 static void
-raise_nofile(void)
+raise_nofile(int max_connections)
 {
     struct rlimit rl;
 
@@ -675,12 +675,19 @@ raise_nofile(void)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
     getrlimit(RLIMIT_NOFILE, &rl);
-    if (rl.rlim_cur < 65536)
-        log_warning("open file limit is %llu: each worker can hold fewer connections "
-                    "(raise it with ulimit -n or LimitNOFILE=)",
-                    (unsigned long long)rl.rlim_cur);
+    /*
+     * A warning only when it costs something: each worker keeps
+     * max_connections under its limit (it logs the lowered figure itself),
+     * so a limit above max_connections plus the worker's own descriptors is
+     * no problem worth a warning at every start.
+     */
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_connections + 256)
+        log_warning("open file limit is %llu: each worker holds fewer than max_connections %d "
+                    "connections (raise it with ulimit -n or LimitNOFILE=)",
+                    (unsigned long long)rl.rlim_cur, max_connections);
     else
-        log_info("open file limit: %llu", (unsigned long long)rl.rlim_cur);
+        log_info("open file limit %llu: room for max_connections %d per worker",
+                 (unsigned long long)rl.rlim_cur, max_connections);
 }
 
 int
@@ -695,7 +702,7 @@ master_init(const struct options *opts, struct config *cfg)
     M.generation = 1;
     log_set_role("master");
 
-    raise_nofile();
+    raise_nofile(M.cfg.max_connections);
     if (listen_open(&M.ls, &M.cfg, err, sizeof(err)) < 0) {
         log_error("%s", err);
         return -1;
