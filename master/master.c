@@ -27,6 +27,7 @@
 #include "common/proctitle.h"
 #include "common/scoreboard.h"
 #include "master/daemon.h"
+#include "master/notify.h"
 #include "worker/worker.h"
 
 #define TICK_MS 250
@@ -76,6 +77,10 @@ static struct master {
     int64_t backoff_until_ms;
     int sigpipe[2];
     int64_t stray_wait_ms; /* when reap() last waited for a stop signal */
+    struct notifier notify;   /* systemd's NOTIFY_SOCKET, when there is one */
+    uint64_t served_retired;  /* responses of workers that have exited */
+    int64_t status_sent_ms;   /* the last STATUS= line */
+    char status_sent[160];
 } M;
 
 static const int handled_signals[] = {SIGHUP,  SIGTERM, SIGINT,  SIGQUIT,
@@ -122,6 +127,7 @@ child_setup(void)
 {
     close(M.sigpipe[0]);
     close(M.sigpipe[1]);
+    notify_close(&M.notify); /* the service manager hears from the master only */
     for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
         signal(handled_signals[i], SIG_DFL);
     signal(SIGPIPE, SIG_IGN); /* a client that hangs up must not kill the worker */
@@ -295,6 +301,7 @@ reap(void)
             continue;
         index = p->index;
         asked = p->stopping;
+        M.served_retired += atomic_load(&M.sb->slots[p->slot].requests);
         scoreboard_release(M.sb, p->slot);
         memset(p, 0, sizeof(*p)); /* gone: a stop begun below must not signal its pid */
         if (!asked && !M.stopping) {
@@ -437,6 +444,40 @@ retire_old_generations(void)
     }
 }
 
+/* Responses served by this instance since it started, every generation included. */
+static uint64_t
+requests_served(void)
+{
+    uint64_t n = M.served_retired;
+
+    for (int i = 0; i < MAX_PROCS; i++)
+        if (M.procs[i].pid)
+            n += atomic_load(&M.sb->slots[M.procs[i].slot].requests);
+    return n;
+}
+
+/*
+ * The service manager's STATUS= line (systemctl status shows it): sent
+ * with READY=1, and then when it changes, at most once a second.
+ */
+static void
+send_status(int64_t now, const char *prefix)
+{
+    char line[sizeof(M.status_sent)];
+    int nready;
+
+    if (M.notify.fd < 0)
+        return;
+    current_generation_ready(&nready);
+    snprintf(line, sizeof(line), "STATUS=%d of %d worker(s) ready, generation %d, %llu requests served",
+             nready, M.target, M.generation, (unsigned long long)requests_served());
+    if (!prefix && (now - M.status_sent_ms < 1000 || strcmp(line, M.status_sent) == 0))
+        return;
+    M.status_sent_ms = now;
+    snprintf(M.status_sent, sizeof(M.status_sent), "%s", line);
+    notify_send(&M.notify, "%s%s", prefix ? prefix : "", line);
+}
+
 static void
 tick(void)
 {
@@ -482,12 +523,16 @@ tick(void)
             M.started = 1;
             log_notice("%d worker(s) ready", nready);
             daemon_ready(1);
+            /* MAINPID: after -d the pid systemd started is gone. */
+            send_status(now, "");
+            notify_send(&M.notify, "READY=1\nMAINPID=%d", (int)getpid());
         }
         if (M.reloading) {
             M.reloading = 0;
             retire_old_generations();
             log_notice("reload complete: generation %d, %d worker(s)", M.generation, nready);
             log_db_sizing(nready);
+            send_status(now, "READY=1\n");
         }
     } else if (M.reloading && now - M.reload_started_ms > RELOAD_WAIT_MS && nready > 0) {
         M.reloading = 0;
@@ -495,7 +540,11 @@ tick(void)
         log_warning("reload: only %d of %d new worker(s) ready after %d s; retiring the old "
                     "ones anyway",
                     nready, M.target, RELOAD_WAIT_MS / 1000);
+        send_status(now, "READY=1\n");
     }
+    if (M.started && !M.stopping)
+        send_status(now, NULL);
+    notify_watchdog(&M.notify, now);
 }
 
 static void
@@ -537,8 +586,10 @@ reload(void)
     int rebind;
 
     log_notice("reloading the configuration");
+    notify_reloading(&M.notify);
     if (options_resolve(M.opts, &nc, err, sizeof(err)) < 0) {
         log_error("reload failed: %s; keeping the running configuration", err);
+        notify_send(&M.notify, "READY=1\nSTATUS=reload failed, running configuration kept: %s", err);
         return;
     }
     key = config_nonreloadable_change(&M.cfg, &nc);
@@ -546,6 +597,7 @@ reload(void)
         log_error("reload refused: %s cannot change without a restart; keeping the running "
                   "configuration",
                   key);
+        notify_send(&M.notify, "READY=1\nSTATUS=reload refused: %s needs a restart", key);
         config_free(&nc);
         return;
     }
@@ -554,6 +606,8 @@ reload(void)
         struct listener_set nls;
         if (listen_open(&nls, &nc, err, sizeof(err)) < 0) {
             log_error("reload failed: %s; keeping the running configuration", err);
+            notify_send(&M.notify, "READY=1\nSTATUS=reload failed, running configuration kept: %s",
+                        err);
             config_free(&nc);
             return;
         }
@@ -611,6 +665,8 @@ begin_stop(enum stop_mode mode)
     M.stopping = mode;
     log_notice("%s shutdown: %d worker(s) to stop", mode == STOP_FAST ? "fast" : "graceful",
                live_procs());
+    notify_send(&M.notify, "STOPPING=1\nSTATUS=%s shutdown: %d worker(s) to stop",
+                mode == STOP_FAST ? "fast" : "graceful", live_procs());
     /* New connections are refused from now on; the workers close their copies. */
     listen_close(&M.ls);
     for (int i = 0; i < MAX_PROCS; i++) {
@@ -722,6 +778,7 @@ master_run(void)
     int status = 0;
 
     proctitle_set("conduitd: master");
+    notify_init(&M.notify); /* here, after -d: the watchdog names this pid */
     if (setup_signals() < 0) {
         log_error("cannot set up signal handling: %s", strerror(errno));
         return 1;
@@ -753,6 +810,7 @@ master_run(void)
     if (M.stopping == RUNNING)
         listen_close(&M.ls);
     scoreboard_destroy(M.sb);
+    notify_close(&M.notify);
     close(M.sigpipe[0]);
     close(M.sigpipe[1]);
     config_free(&M.cfg);
