@@ -1,6 +1,7 @@
 # gen-queries.awk: turn sql/queries.sql into a C header and a C table.
 #
-#   awk -v out_h=queries.h -v out_c=queries.c -f sql/gen-queries.awk sql/queries.sql
+#   awk -v out_h=queries.h -v out_c=queries.c -f sql/c-string.awk \
+#       -f sql/gen-queries.awk sql/queries.sql
 #
 # POSIX awk (mawk, gawk, busybox awk).  Input format: a query starts at a
 # line "-- name: snake_case_name" and ends at the first line whose last
@@ -14,15 +15,6 @@ function fail(msg) {
     printf "%s:%d: %s\n", FILENAME, FNR, msg > "/dev/stderr"
     failed = 1
     exit 1
-}
-
-function c_escape(s) {
-    gsub(/\\/, "\\\\", s)
-    gsub(/"/, "\\\"", s)
-    gsub(/\t/, "\\t", s)
-    # "\?" keeps "??x" from ever reading as a trigraph.
-    gsub(/\?/, "\\?", s)
-    return s
 }
 
 function max_param(s,    m, n, best) {

@@ -24,8 +24,8 @@ Q=$T/q/qtool
 awk_bad() { # awk_bad DESCRIPTION TEXT EXPECTED-MESSAGE
     printf '%s' "$2" >"$T/bad.sql"
     rm -f "$T/bad.h" "$T/bad.c"
-    awk -v out_h="$T/bad.h" -v out_c="$T/bad.c" -f "$top_srcdir/sql/gen-queries.awk" \
-        "$T/bad.sql" 2>"$T/bad.err"
+    awk -v out_h="$T/bad.h" -v out_c="$T/bad.c" -f "$top_srcdir/sql/c-string.awk" \
+        -f "$top_srcdir/sql/gen-queries.awk" "$T/bad.sql" 2>"$T/bad.err"
     _rc=$?
     if [ "$_rc" = 1 ] && [ ! -e "$T/bad.h" ] && [ ! -e "$T/bad.c" ] && grep -q "$3" "$T/bad.err"; then
         pass "gen-queries.awk refuses $1"

@@ -32,7 +32,7 @@ else
     trap 'rm -rf "$out"' EXIT
 fi
 
-awk -v out_h="$out/queries.h" -v out_c="$out/queries.c" \
+awk -v out_h="$out/queries.h" -v out_c="$out/queries.c" -f "$top/sql/c-string.awk" \
     -f "$top/sql/gen-queries.awk" "$top/sql/queries.sql"
 pq_cflags=$(pkg-config --cflags libpq 2>/dev/null || echo "-I$(pg_config --includedir)")
 pq_libs=$(pkg-config --libs libpq 2>/dev/null || echo "-L$(pg_config --libdir) -lpq")

@@ -1,0 +1,135 @@
+/*
+ * The SQL the binaries carry is the SQL of the files, byte for byte:
+ * sql/queries.c (from gen-queries.awk) against sql/queries.sql, and
+ * sql/schema.c (from embed.awk) against sql/schema.sql.  Both go through
+ * a C string literal, where a backslash is an escape: E'\x1f' in the SQL
+ * must reach PostgreSQL as those six characters, not as one 0x1F byte.
+ * The files are read from $top_srcdir, which make check sets.
+ */
+#include "sql/queries.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char schema_sql[];
+
+/* The whole of $top_srcdir/rel, NUL-terminated; the caller frees it. */
+static char *
+slurp(const char *rel)
+{
+    const char *top = getenv("top_srcdir");
+    char path[4096];
+    FILE *f;
+    char *buf;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/%s", top ? top : "..", rel);
+    f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    ck_assert_int_ge(n, 0);
+    rewind(f);
+    buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+START_TEST(test_schema_byte_for_byte)
+{
+    char *file = slurp("sql/schema.sql");
+
+    ck_assert_uint_eq(strlen(schema_sql), strlen(file));
+    ck_assert_msg(strcmp(schema_sql, file) == 0, "schema_sql differs from sql/schema.sql");
+    free(file);
+}
+END_TEST
+
+static int
+blank_or_comment(const char *line)
+{
+    line += strspn(line, " \t");
+    return *line == '\0' || strncmp(line, "--", 2) == 0;
+}
+
+/*
+ * The statement named `name` as the file's format defines it: the lines
+ * after "-- name: NAME" up to the one ending in ";", without comment and
+ * blank lines, trailing blanks or the ";", joined by newlines.
+ */
+static char *
+statement_in_file(char *file, const char *name)
+{
+    char want[128], *out = calloc(1, strlen(file) + 1), *line, *save = NULL;
+    int in = 0;
+
+    ck_assert_ptr_nonnull(out);
+    snprintf(want, sizeof(want), "-- name: %s", name);
+    for (line = strtok_r(file, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        size_t n = strlen(line);
+        if (!in) {
+            in = strcmp(line, want) == 0;
+            continue;
+        }
+        if (blank_or_comment(line))
+            continue;
+        while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+            line[--n] = '\0';
+        int last = n > 0 && line[n - 1] == ';';
+        if (last)
+            line[--n] = '\0';
+        if (n > 0) {
+            if (*out)
+                strcat(out, "\n");
+            strcat(out, line);
+        }
+        if (last)
+            return out;
+    }
+    ck_abort_msg("query %s not found in sql/queries.sql", name);
+    return NULL;
+}
+
+START_TEST(test_queries_byte_for_byte)
+{
+    int escapes = 0;
+
+    for (int i = 0; i < SQL_QUERY_COUNT; i++) {
+        char *file = slurp("sql/queries.sql");
+        char *text = statement_in_file(file, sql_queries[i].name);
+
+        ck_assert_msg(strcmp(sql_queries[i].text, text) == 0,
+                      "query %s: the embedded text differs from sql/queries.sql",
+                      sql_queries[i].name);
+        for (const char *p = sql_queries[i].text; *p; p++)
+            ck_assert_msg((unsigned char)*p >= 0x20 || *p == '\n',
+                          "query %s: a control byte 0x%02x", sql_queries[i].name,
+                          (unsigned char)*p);
+        escapes += strstr(sql_queries[i].text, "E'\\x1f'") != NULL;
+        free(text);
+        free(file);
+    }
+    /* The tag separator is written as an escape in several statements. */
+    ck_assert_int_gt(escapes, 0);
+}
+END_TEST
+
+static Suite *
+sql_embed_suite(void)
+{
+    Suite *s = suite_create("sql_embed");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, test_schema_byte_for_byte);
+    tcase_add_test(tc, test_queries_byte_for_byte);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+#include "t/unit/check_main.h"
+CHECK_MAIN(sql_embed_suite)
