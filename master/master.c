@@ -55,6 +55,16 @@ struct worker_proc {
     int killed;         /* SIGKILL sent */
 };
 
+/* A worker reaped and not yet judged: settle_exits() says what its exit was. */
+struct exit_record {
+    pid_t pid;
+    int index;
+    int generation;
+    int status;
+    int asked;           /* the master had asked it to stop */
+    int64_t judge_at_ms; /* not before; sooner if the master starts stopping */
+};
+
 static struct master {
     const struct options *opts;
     struct config cfg;
@@ -75,8 +85,10 @@ static struct master {
     int64_t last_crash_ms;
     int64_t backoff_ms;
     int64_t backoff_until_ms;
-    int sigpipe[2];
-    int64_t stray_wait_ms; /* when reap() last waited for a stop signal */
+    int sigpipe[2]; /* a handler's byte wakes the loop; the flags below say why */
+    struct exit_record exits[MAX_PROCS]; /* reaped, not yet judged: see reap() */
+    int nexits;
+    sig_atomic_t ttin_done, ttou_done; /* of the signal counts below */
     struct notifier notify;   /* systemd's NOTIFY_SOCKET, when there is one */
     uint64_t served_retired;  /* responses of workers that have exited */
     int64_t status_sent_ms;   /* the last STATUS= line */
@@ -86,14 +98,49 @@ static struct master {
 static const int handled_signals[] = {SIGHUP,  SIGTERM, SIGINT,  SIGQUIT,
                                       SIGTTIN, SIGTTOU, SIGUSR1, SIGCHLD};
 
-/* The only thing a handler does: write the signal number into the pipe. */
+/*
+ * What the handlers saw, for the loop to act on in its own order (as
+ * nginx's master does): a handler sets a flag, or counts, and writes a
+ * byte into the self-pipe only to wake the loop's poll().  Nothing else
+ * happens in a handler.
+ */
+static volatile sig_atomic_t got_chld, got_hup, got_term, got_quit, got_usr1;
+static volatile sig_atomic_t ttin_seen, ttou_seen; /* counts: each one adds a worker */
+
 static void
 on_signal(int sig)
 {
     int saved = errno;
     unsigned char b = (unsigned char)sig;
-    ssize_t n = write(M.sigpipe[1], &b, 1);
+    ssize_t n;
 
+    switch (sig) {
+    case SIGCHLD:
+        got_chld = 1;
+        break;
+    case SIGHUP:
+        got_hup = 1;
+        break;
+    case SIGTERM:
+        got_term = 1;
+        break;
+    case SIGINT:
+    case SIGQUIT:
+        got_quit = 1;
+        break;
+    case SIGTTIN:
+        ttin_seen++;
+        break;
+    case SIGTTOU:
+        ttou_seen++;
+        break;
+    case SIGUSR1:
+        got_usr1 = 1;
+        break;
+    default:
+        break;
+    }
+    n = write(M.sigpipe[1], &b, 1);
     (void)n; /* a full pipe already holds a wake-up */
     errno = saved;
 }
@@ -263,74 +310,6 @@ describe_status(int status, char *out, size_t outlen)
         snprintf(out, outlen, "status 0x%x", status);
 }
 
-static void handle_signal(int sig);
-static void read_signals(void);
-static int stopped_by_signal(int status);
-static void await_stop(int ms);
-
-/*
- * Reaps exited workers.  One found dead may have been stopped by a signal
- * sent to the whole process group (Ctrl-C in a terminal reaches every
- * worker and the master at once), with the master's own copy still unread
- * in the pipe: its handler has run by the time waitpid() returns, so the
- * pipe is read before the exit is judged, and such an exit counts as part
- * of the stop rather than as a death to answer with a respawn.  But the
- * kernel delivers a group's signal process by process, and under load the
- * master's copy was seen to come 500 ms after the workers'.  Workers wait
- * for the master's word on SIGINT (Ctrl-C); for other signals sent to the
- * whole group (TERM, say), a worker that looks stopped by a signal makes
- * the master wait up to STRAY_STOP_WAIT_MS for its own before it judges.
- */
-static void
-reap(void)
-{
-    static int reaping; /* read_signals() below may see a SIGCHLD: this loop is its reap */
-    int status;
-    pid_t pid;
-
-    if (reaping)
-        return;
-    reaping = 1;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        struct worker_proc *p = proc_by_pid(pid);
-        int64_t now = scoreboard_now_ms();
-        int index, asked, signalled = stopped_by_signal(status);
-        char how[96];
-
-        if (!p)
-            continue;
-        index = p->index;
-        asked = p->stopping;
-        M.served_retired += atomic_load(&M.sb->slots[p->slot].requests);
-        scoreboard_release(M.sb, p->slot);
-        memset(p, 0, sizeof(*p)); /* gone: a stop begun below must not signal its pid */
-        if (!asked && !M.stopping) {
-            read_signals();
-            if (!M.stopping && signalled && now - M.stray_wait_ms > STRAY_STOP_WAIT_MS) {
-                await_stop(STRAY_STOP_WAIT_MS); /* once for a batch of such exits */
-                M.stray_wait_ms = scoreboard_now_ms();
-            }
-        }
-        describe_status(status, how, sizeof(how));
-        if (asked || (M.stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-            log_info("worker %d (pid %d) exited (%s)", index, (int)pid, how);
-        } else if (WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_FATAL) {
-            log_error("worker %d (pid %d) exited with status %d: its configuration cannot work; "
-                      "not respawning until a reload (HUP) brings a good one",
-                      index, (int)pid, WORKER_EXIT_FATAL);
-            M.fatal = 1;
-        } else {
-            log_warning("worker %d (pid %d) %s (%s%s)%s", index, (int)pid,
-                        signalled ? "stopped, though the master did not ask" : "died unexpectedly",
-                        how, signalled ? ": a signal sent to it alone?" : "",
-                        M.stopping ? "" : "; respawning");
-            if (!M.stopping)
-                note_crash(now);
-        }
-    }
-    reaping = 0;
-}
-
 /*
  * A worker that exited 0 (its handler's clean stop) or by a stop signal's
  * default action, unasked: a signal was sent to it.  Most often it is
@@ -346,35 +325,95 @@ stopped_by_signal(int status)
                                    WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGHUP);
 }
 
-/* Waits up to ms for the master's own stop signal, handling what comes. */
+/*
+ * Reaps exited workers and frees their entries, but does not judge them
+ * yet: settle_exits() does, later in the same pass, once the stop signals
+ * of this pass have been acted on.  One found dead may have been stopped
+ * by a signal sent to the whole process group (Ctrl-C in a terminal
+ * reaches every worker and the master at once): such an exit is part of
+ * the stop, not a death to answer with a respawn.  The kernel delivers a
+ * group's signal process by process, and under load the master's copy was
+ * seen to come 500 ms after the workers'.  Workers wait for the master's
+ * word on SIGINT (Ctrl-C); for other signals sent to the whole group
+ * (TERM, say), a worker that looks stopped by a signal is judged only
+ * STRAY_STOP_WAIT_MS later, or as soon as the master's own signal comes,
+ * and its index is not respawned before.
+ */
 static void
-await_stop(int ms)
+reap(void)
 {
-    int64_t until = scoreboard_now_ms() + ms;
+    int status;
+    pid_t pid;
 
-    while (!M.stopping) {
-        struct pollfd pfd = {.fd = M.sigpipe[0], .events = POLLIN};
-        int64_t left = until - scoreboard_now_ms();
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        struct worker_proc *p = proc_by_pid(pid);
+        struct exit_record *e;
 
-        if (left <= 0)
-            break;
-        if (poll(&pfd, 1, (int)left) > 0)
-            read_signals();
+        if (!p)
+            continue;
+        e = &M.exits[M.nexits++];
+        e->pid = pid;
+        e->index = p->index;
+        e->generation = p->generation;
+        e->status = status;
+        e->asked = p->stopping;
+        e->judge_at_ms = scoreboard_now_ms();
+        if (!e->asked && stopped_by_signal(status))
+            e->judge_at_ms += STRAY_STOP_WAIT_MS;
+        M.served_retired += atomic_load(&M.sb->slots[p->slot].requests);
+        scoreboard_release(M.sb, p->slot);
+        memset(p, 0, sizeof(*p)); /* gone: a stop begun later must not signal its pid */
     }
 }
 
-/* Handles the signals whose numbers the handler wrote into the pipe. */
+/* Says what each reaped worker's exit was, once it can be told. */
 static void
-read_signals(void)
+settle_exits(int64_t now)
 {
-    unsigned char sigs[64];
-    ssize_t n;
+    int kept = 0;
 
-    while ((n = read(M.sigpipe[0], sigs, sizeof(sigs))) > 0)
-        for (ssize_t i = 0; i < n; i++)
-            handle_signal(sigs[i]);
+    for (int i = 0; i < M.nexits; i++) {
+        struct exit_record *e = &M.exits[i];
+        int st = e->status, signalled = stopped_by_signal(st);
+        char how[96];
+
+        if (!M.stopping && now < e->judge_at_ms) {
+            M.exits[kept++] = *e;
+            continue;
+        }
+        describe_status(st, how, sizeof(how));
+        if (e->asked || (M.stopping && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+            log_info("worker %d (pid %d) exited (%s)", e->index, (int)e->pid, how);
+        } else if (WIFEXITED(st) && WEXITSTATUS(st) == WORKER_EXIT_FATAL) {
+            log_error("worker %d (pid %d) exited with status %d: its configuration cannot work; "
+                      "not respawning until a reload (HUP) brings a good one",
+                      e->index, (int)e->pid, WORKER_EXIT_FATAL);
+            M.fatal = 1;
+        } else {
+            log_warning("worker %d (pid %d) %s (%s%s)%s", e->index, (int)e->pid,
+                        signalled ? "stopped, though the master did not ask" : "died unexpectedly",
+                        how, signalled ? ": a signal sent to it alone?" : "",
+                        M.stopping ? "" : "; respawning");
+            if (!M.stopping)
+                note_crash(now);
+        }
+    }
+    M.nexits = kept;
 }
 
+/* When the loop must wake for settle_exits() at the latest, in ms from now. */
+static int
+next_judgement_ms(int64_t now, int cap)
+{
+    for (int i = 0; i < M.nexits; i++) {
+        int64_t left = M.exits[i].judge_at_ms - now;
+        if (left < cap)
+            cap = left > 0 ? (int)left : 0;
+    }
+    return cap;
+}
+
+/* A worker of this generation holds index, or one that exited is not judged yet. */
 static int
 current_proc_exists(int index)
 {
@@ -383,6 +422,9 @@ current_proc_exists(int index)
         if (p->pid && !p->stopping && p->generation == M.generation && p->index == index)
             return 1;
     }
+    for (int i = 0; i < M.nexits; i++)
+        if (M.exits[i].generation == M.generation && M.exits[i].index == index && !M.exits[i].asked)
+            return 1;
     return 0;
 }
 
@@ -484,6 +526,8 @@ tick(void)
     int64_t now = scoreboard_now_ms();
     int64_t timeout_ms = (int64_t)M.cfg.timeout * 1000;
     int nready;
+
+    settle_exits(now);
 
     for (int i = 0; i < MAX_PROCS; i++) {
         struct worker_proc *p = &M.procs[i];
@@ -681,41 +725,67 @@ begin_stop(enum stop_mode mode)
 }
 
 static void
-handle_signal(int sig)
+reopen_logs(void)
 {
-    switch (sig) {
-    case SIGCHLD:
-        reap();
-        break;
-    case SIGHUP:
+    if (log_reopen() < 0)
+        log_error("cannot reopen the log %s: %s", M.cfg.log, strerror(errno));
+    chown_log();
+    log_notice("log reopened");
+    broadcast(SIGUSR1);
+}
+
+/*
+ * One pass of the master's loop, in a fixed order (nginx's
+ * ngx_master_process_cycle is the model): reap what exited, begin a stop,
+ * reload, add or remove workers, reopen the logs, then the tick
+ * (judge the exits, heartbeats, respawns, readiness, the service manager).
+ * Each step reads the flag its signal set; none runs from inside another,
+ * so a reload never forks in the middle of a waitpid() loop, and an exit
+ * is judged only after this pass's stop signal has been acted on.
+ */
+static void
+cycle(void)
+{
+    got_chld = 0;
+    reap(); /* every pass: SIGCHLDs coalesce */
+    if (got_quit) {
+        got_quit = 0;
+        begin_stop(STOP_FAST);
+    }
+    if (got_term) {
+        got_term = 0;
+        begin_stop(STOP_GRACEFUL);
+    }
+    if (got_hup) {
+        got_hup = 0;
         if (!M.stopping)
             reload();
-        break;
-    case SIGTERM:
-        begin_stop(STOP_GRACEFUL);
-        break;
-    case SIGINT:
-    case SIGQUIT:
-        begin_stop(STOP_FAST);
-        break;
-    case SIGTTIN:
+    }
+    while (M.ttin_done != ttin_seen) {
+        M.ttin_done++;
         if (!M.stopping)
             set_target(M.target + 1);
-        break;
-    case SIGTTOU:
+    }
+    while (M.ttou_done != ttou_seen) {
+        M.ttou_done++;
         if (!M.stopping && M.target > 1)
             set_target(M.target - 1);
-        break;
-    case SIGUSR1:
-        if (log_reopen() < 0)
-            log_error("cannot reopen the log %s: %s", M.cfg.log, strerror(errno));
-        chown_log();
-        log_notice("log reopened");
-        broadcast(SIGUSR1);
-        break;
-    default:
-        break;
     }
+    if (got_usr1) {
+        got_usr1 = 0;
+        reopen_logs();
+    }
+    tick();
+}
+
+/* Empties the self-pipe: its bytes only woke the loop. */
+static void
+drain_wakeups(void)
+{
+    unsigned char buf[64];
+
+    while (read(M.sigpipe[0], buf, sizeof(buf)) > 0)
+        ;
 }
 
 /* Raises the descriptor limit as far as allowed; every connection costs one. */
@@ -789,19 +859,18 @@ master_run(void)
                M.cfg.reuseport ? ", each with its own SO_REUSEPORT socket" : "");
     log_db_sizing(M.target);
 
-    while (M.stopping == RUNNING || live_procs() > 0) {
+    while (M.stopping == RUNNING || live_procs() > 0 || M.nexits > 0) {
         struct pollfd pfd = {.fd = M.sigpipe[0], .events = POLLIN};
 
-        tick();
+        cycle();
         if (M.fatal && live_procs() == 0 && !M.stopping) {
             log_error("no worker can run with this configuration: exiting");
             status = 1;
             break;
         }
-        if (poll(&pfd, 1, TICK_MS) < 0 && errno != EINTR)
+        if (poll(&pfd, 1, next_judgement_ms(scoreboard_now_ms(), TICK_MS)) < 0 && errno != EINTR)
             fatal("poll: %s", strerror(errno));
-        read_signals();
-        reap(); /* a SIGCHLD may have been coalesced with another byte */
+        drain_wakeups();
     }
 
     if (!M.started)

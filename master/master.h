@@ -3,9 +3,11 @@
  * and the worker table; it forks, reaps, signals and reports, and never
  * runs a request or opens a database connection (DESIGN.md, "Master").
  *
- * Signals only write their number into a self-pipe; a poll() loop with a
- * quarter-second tick reads it and does the work, so nothing of substance
- * runs in a handler and SIGCHLD can never race the worker table.
+ * Signal handlers only set a flag and write a byte into a self-pipe that
+ * wakes a poll() loop (a quarter-second tick otherwise).  Each pass of the
+ * loop does the work in a fixed order: reap, stop, reload, add or remove
+ * workers, reopen logs, tick.  Nothing of substance runs in a handler, and
+ * SIGCHLD can never race the worker table.
  */
 #ifndef CONDUITD_MASTER_H
 #define CONDUITD_MASTER_H
