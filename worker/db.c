@@ -324,11 +324,21 @@ db_sqlstate(const PGresult *res)
     return s ? s : "";
 }
 
+/*
+ * 25006 (read_only_sql_transaction): the server is a standby, or a primary
+ * being demoted, so the connection is to the wrong server rather than the
+ * statement wrong: like a shutdown, it breaks the connection, whose
+ * reconnect finds the primary (with target_session_attrs=read-write), and
+ * the request gets 503, not 500.  Nothing is retried: the write did not run.
+ */
+#define SQLSTATE_READ_ONLY "25006"
+
 int
 db_sqlstate_unavailable(const char *s)
 {
     return strcmp(s, "57P01") == 0 || strcmp(s, "57P02") == 0 || strcmp(s, "57P03") == 0 ||
-           strcmp(s, "53300") == 0 || strncmp(s, "08", 2) == 0;
+           strcmp(s, "53300") == 0 || strcmp(s, SQLSTATE_READ_ONLY) == 0 ||
+           strncmp(s, "08", 2) == 0;
 }
 
 /* One command finished (PQgetResult gave NULL): hand its result over. */
@@ -362,9 +372,14 @@ command_done(struct conn *c)
     struct job *j = c->job;
     c->job = NULL;
     if (lost) {
+        const char *why = !res ? "connection lost"
+                          : strcmp(db_sqlstate(res), SQLSTATE_READ_ONLY) == 0
+                              ? "the server is read-only (a standby? the connection string "
+                                "wants target_session_attrs=read-write)"
+                              : "the server ended the session";
         fail_later(c->pool, j);
         PQclear(res);
-        conn_broken(c, res ? "the server ended the session" : "connection lost");
+        conn_broken(c, why);
         return;
     }
     if (!ok)

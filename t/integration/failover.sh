@@ -1,0 +1,153 @@
+#!/bin/sh
+# A primary failover under load, with PostgreSQL's own replication: a
+# primary and a streaming standby made with pg_basebackup -R (synchronous,
+# so a commit that was answered is on the standby too), conduitd -w 2
+# --cache on with both hosts in one libpq connection string and
+# target_session_attrs=read-write.  Under a steady load of reads and of
+# writes (comments), the primary is stopped in immediate mode and the
+# standby promoted a second later.  Asserted: reads and writes are served
+# again within 5 s of the promotion; no worker exits; never a 500 (only 200,
+# and 503 + Retry-After while there is no primary); every write answered
+# 2xx is stored on the new primary (and at most the writes whose answer was
+# lost beside them); the cache listener follows to the new primary, and the
+# cache (emptied when its listener broke) serves a change made there.
+# The gap is printed.
+. "$top_srcdir/t/lib.sh"
+
+has_loadgen || skip "t/loadgen is not built"
+command -v jq >/dev/null || skip "jq not installed"
+[ -x "$PG_BINDIR/pg_basebackup" ] || skip "pg_basebackup not found in $PG_BINDIR"
+
+pg_start
+PRIMARY_PORT=$PGPORT
+# The standby: a base backup of the primary, its own socket folder and port.
+S=$T/pg2
+mkdir -p "$S"
+[ "$(id -u)" = 0 ] && chown postgres "$S"
+as_pg "$PG_BINDIR/pg_basebackup" -h "$PGHOST" -p "$PGPORT" -U postgres -D "$S/data" -R -X stream \
+    >"$S/basebackup.log" 2>&1 || bail "pg_basebackup failed: $(cat "$S/basebackup.log")"
+cat >>"$S/data/postgresql.conf" <<CONF
+unix_socket_directories = '$S'
+CONF
+STANDBY_PORT=$((PGPORT + 1))
+as_pg "$PG_BINDIR/pg_ctl" -D "$S/data" -l "$S/log" -w -t 30 -o "-p $STANDBY_PORT" start \
+    >/dev/null || bail "the standby did not start: $(tail -5 "$S/log")"
+EXTRA_STANDBY=1
+stop_standby() {
+    [ -n "${EXTRA_STANDBY:-}" ] &&
+        as_pg "$PG_BINDIR/pg_ctl" -D "$S/data" -w -t 30 -m immediate stop >/dev/null 2>&1
+    EXTRA_STANDBY=
+}
+trap 'stop_standby; cleanup' EXIT
+wait_for 10 sh -c "[ \"\$(psql -X -At -c 'select count(*) from pg_stat_replication')\" = 1 ]" ||
+    bail "the standby does not stream"
+# Synchronous from here: an answered commit is on both.
+psql -X -q -c "ALTER SYSTEM SET synchronous_standby_names = '*'" \
+    -c "ALTER SYSTEM SET synchronous_commit = on" -c "SELECT pg_reload_conf()" >/dev/null
+wait_for 10 sh -c "[ \"\$(psql -X -At -c \"select sync_state from pg_stat_replication\")\" = sync ]"
+is "the standby is synchronous" "$(psql -X -At -c 'select sync_state from pg_stat_replication')" sync
+
+DB="host=$PGHOST,$S port=$PRIMARY_PORT,$STANDBY_PORT user=postgres dbname=conduit target_session_attrs=read-write"
+conduitd_start -w 2 --pool 2 --cache on
+pids_before=$(worker_pids | sort | tr '\n' ' ')
+
+http POST /api/users '{"user":{"username":"fo","email":"fo@example.io","password":"pw-failover"}}'
+is "register" "$STATUS" 201
+TOK=$(printf '%s' "$BODY" | jq -r .user.token)
+http POST /api/articles '{"article":{"title":"Failover","description":"d","body":"b"}}' "$TOK"
+is "an article" "$STATUS" 201
+SLUG=$(printf '%s' "$BODY" | jq -r .article.slug)
+
+# A server that reaches only the standby (no target_session_attrs, as a
+# careless connection string would): reads are served, and a write is a
+# 503 + Retry-After that changes nothing, not a 500.
+MAIN_PORT=$PORT MAIN_BASE=$BASE MAIN_PID=$CONDUITD_PID
+: >"$T/ro.log"
+"$CONDUITD" -b 127.0.0.1:0 --dev $( [ "$(id -u)" = 0 ] && echo --allow-root ) -w 1 \
+    --db "host=$S port=$STANDBY_PORT user=postgres dbname=conduit" --log "$T/ro.log" \
+    </dev/null >/dev/null 2>&1 &
+EXTRA_PIDS="${EXTRA_PIDS:-} $!"
+wait_for 10 grep -q 'worker(s) ready' "$T/ro.log" || bail "the read-only server did not start"
+BASE="http://127.0.0.1:$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/ro.log" | head -n 1)"
+wait_for 10 sh -c "curl -s '$BASE/api/articles/$SLUG' | grep -q Failover"
+http GET "/api/articles/$SLUG"
+is "on the standby alone: a read is served" "$STATUS" 200
+before=$(psql -X -At -c 'select count(*) from comments')
+curl -s -D "$T/ro.hdr" -o "$T/ro.body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+    -H "Authorization: Token $TOK" --data-binary '{"comment":{"body":"to a standby"}}' \
+    "$BASE/api/articles/$SLUG/comments" >"$T/ro.status"
+is "a write is 503, not 500" "$(cat "$T/ro.status")" 503
+check "with Retry-After" grep -qi '^retry-after:' "$T/ro.hdr"
+is "and nothing was stored" "$(psql -X -At -c 'select count(*) from comments')" "$before"
+check "the log says why" grep -q 'read-only (a standby' "$T/ro.log"
+PORT=$MAIN_PORT BASE=$MAIN_BASE CONDUITD_PID=$MAIN_PID
+http GET /api/profiles/fo
+is "the profile, now cached" "$STATUS" 200
+
+load_start reads -c 4 -r 150 -d 16 -k -u '/api/articles?limit=5' -o "$T/reads.csv"
+READS_PID=$LOAD_PID
+load_start writes -c 4 -r 60 -d 16 -k -m POST -u "/api/articles/$SLUG/comments" \
+    -H "Authorization: Token $TOK" -H 'Content-Type: application/json' \
+    -b '{"comment":{"body":"written during a failover"}}' -o "$T/writes.csv"
+WRITES_PID=$LOAD_PID
+wait_for 10 lines_at_least "$T/writes.csv" 100 || bail "the load did not start"
+sleep 2
+
+t_stop=$(ms_now)
+pg_ctl_stop immediate
+PG_STARTED=
+sleep 1
+t_promote=$(ms_now)
+as_pg "$PG_BINDIR/pg_ctl" -D "$S/data" -w -t 30 promote >/dev/null || fail "promote failed"
+t_promoted=$(ms_now)
+note "primary stopped at +0 ms, promote asked at +$((t_promote - t_stop)) ms, done at +$((t_promoted - t_stop)) ms"
+
+load_wait reads "$READS_PID"
+load_wait writes "$WRITES_PID"
+
+# status by phase, from the CSVs (end time ms, status, latency us, retry-after, pid)
+for k in reads writes; do
+    f=$T/$k.csv
+    other=$(awk -F, '$2 != 200 && $2 != 201 && $2 != 503' "$f" | wc -l)
+    is "$k: only 200/201 and 503, never a 500 or a cut request" "$other" 0
+    [ "$other" -gt 0 ] && awk -F, '$2 != 200 && $2 != 201 && $2 != 503' "$f" | head -3 | sed 's/^/# /'
+    noretry=$(awk -F, '$2 == 503 && $4 != 1' "$f" | wc -l)
+    is "$k: every 503 says Retry-After" "$noretry" 0
+    back=$(awk -F, -v t="$t_promote" '$1 >= t && ($2 == 200 || $2 == 201) { print $1; exit }' "$f")
+    check "$k: served again after the promotion" [ -n "$back" ]
+    [ -n "$back" ] || back=$((t_promote + 99999))
+    gap=$((back - t_promote))
+    note "$k: first answer from the new primary $gap ms after the promotion was asked, $((back - t_stop)) ms after the primary stopped"
+    check "$k: within 5 s of the promotion ($gap ms)" [ "$gap" -le 5000 ]
+    late=$(awk -F, -v t="$((back + 1000))" '$1 >= t && $2 != 200 && $2 != 201' "$f" | wc -l)
+    is "$k: full service a second after the first answer" "$late" 0
+    n503=$(awk -F, '$2 == 503' "$f" | wc -l)
+    note "$k: $(wc -l <"$f") requests, $n503 answered 503"
+done
+is "no worker exited" "$(worker_pids | sort | tr '\n' ' ')" "$pids_before"
+check "no worker died" sh -c "! grep -q 'died unexpectedly\|exited with status' '$T/conduitd.log'"
+
+# Every answered write is on the new primary (the standby, promoted).
+PGHOST=$S PGPORT=$STANDBY_PORT
+export PGHOST PGPORT
+answered=$(awk -F, '$2 == 201 || $2 == 200' "$T/writes.csv" | wc -l)
+unknown=$(awk -F, '$2 != 201 && $2 != 200' "$T/writes.csv" | wc -l)
+stored=$(psql -X -At -c "select count(*) from comments c join articles a on a.id = c.article_id where a.slug = '$SLUG'")
+note "writes: $answered answered 2xx, $stored stored on the new primary, $unknown not answered 2xx"
+check "every answered write is stored ($answered answered, $stored stored)" [ "$stored" -ge "$answered" ]
+check "and no more than the writes whose answer was not 2xx beside them" \
+    [ "$stored" -le $((answered + unknown)) ]
+is "the new primary is no standby" "$(psql -X -At -c 'select pg_is_in_recovery()')" f
+
+# The cache listener moved too: a change made on the new primary is seen.
+listeners() { psql -X -At -c "select count(*) from pg_stat_activity where application_name = 'conduitd cache'"; }
+wait_for 10 sh -c "[ \"\$(psql -X -At -c \"select count(*) from pg_stat_activity where application_name = 'conduitd cache'\")\" = 2 ]"
+is "both workers' cache listeners are on the new primary" "$(listeners)" 2
+psql -X -q -c "update users set bio = 'after the failover' where username = 'fo'"
+ok=0
+for i in 1 2 3 4 5 6 7 8 9 10; do
+    http GET /api/profiles/fo
+    [ "$(printf '%s' "$BODY" | jq -r .profile.bio)" = "after the failover" ] && ok=$((ok + 1))
+done
+is "the cache serves the new primary's data on every worker (10 of 10)" "$ok" 10
+done_testing
