@@ -5,6 +5,7 @@
 
 #include "worker/http.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,8 +166,16 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
             evhttp_add_header(h, "Content-Type", "application/json; charset=utf-8");
         if (worker_draining(w))
             evhttp_add_header(h, "Connection", "close");
-        if (c->method == ROUTER_HEAD && body)
+        if (c->method == ROUTER_HEAD && body) {
+            /*
+             * The Content-Length the GET would have (RFC 9110 9.3.2);
+             * evhttp keeps one that is set and sends no body for HEAD.
+             */
+            char len[24];
+            snprintf(len, sizeof(len), "%zu", evbuffer_get_length(body));
+            evhttp_add_header(h, "Content-Length", len);
             evbuffer_drain(body, evbuffer_get_length(body));
+        }
         evhttp_send_reply(c->req, status, NULL, status == 204 ? NULL : body);
         worker_count_response(w, status);
     }

@@ -897,6 +897,14 @@ is "10 parallel unfavorites: all 200" "$(favall DELETE)" " 10 200 "
 call - GET "/api/articles/$S_alice_7"
 jqok "after 10 parallel unfavorites: favoritesCount 0" '.article.favoritesCount == 0'
 
+# HEAD: the headers of the GET, Content-Length included, and no body.
+for p in "/api/articles/$S_alice_7" "/api/tags" "/api/articles?limit=3" "/api/profiles/alice" "/no/such"; do
+    get_len=$(curl -s -o /dev/null -w '%{size_download}' "$BASE$p")
+    head_len=$(curl -s -I "$BASE$p" | tr -d '\r' | sed -n 's/^[Cc]ontent-[Ll]ength: *//p')
+    is "HEAD $p: the Content-Length of the GET ($get_len)" "$head_len" "$get_len"
+    is "HEAD $p: no body" "$(curl -s -X HEAD --max-time 5 "$BASE$p" 2>/dev/null | wc -c)" 0
+done
+
 is "no worker died during the suite (same worker pids)" "$(worker_pids | sort | tr '\n' ' ')" "$WORKERS0"
 note "runtime: $(($(date +%s) - START_TIME)) s"
 done_testing
