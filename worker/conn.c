@@ -54,6 +54,7 @@ struct conn {
     enum phase phase;
     int fd;      /* LINGERING: the duplicate, ours to close */
     int was_cut; /* shut down here: nothing more will be read */
+    int retired; /* closed here by a drain: lingers even with nothing unread */
     void (*hangup)(void *);
     void *hangup_arg;
 };
@@ -65,6 +66,7 @@ static struct {
     int nfd;
     int n;      /* records alive */
     int active; /* FRESH, RECEIVING or BUSY */
+    int lingering;
     int cap;
     int full;
     int draining;
@@ -82,6 +84,7 @@ static void
 set_phase(struct conn *c, enum phase p)
 {
     C.active += IS_ACTIVE(p) - IS_ACTIVE(c->phase);
+    C.lingering += (p == LINGERING) - (c->phase == LINGERING);
     c->phase = p;
 }
 
@@ -110,6 +113,7 @@ cut(struct conn *c)
 }
 
 static void linger_end(struct conn *c);
+static void drain_close(struct conn *c);
 
 static void
 on_deadline(evutil_socket_t fd, short what, void *arg)
@@ -120,6 +124,10 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (c->phase == LINGERING) {
         linger_end(c);
+        return;
+    }
+    if (c->phase == FRESH && C.draining) {
+        drain_close(c);
         return;
     }
     if (c->phase == FRESH || c->phase == RECEIVING) {
@@ -263,7 +271,7 @@ linger_begin(struct conn *c)
     struct timeval total = {LINGER_TOTAL_MS / 1000, (LINGER_TOTAL_MS % 1000) * 1000};
     int dupfd;
 
-    if (c->was_cut || c->fd < 0 || (c->phase != RECEIVING && !has_unread(c)))
+    if (c->was_cut || c->fd < 0 || (c->phase != RECEIVING && !c->retired && !has_unread(c)))
         return 0;
     dupfd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
     if (dupfd < 0)
@@ -399,6 +407,53 @@ conn_bevcb(struct event_base *base, void *arg)
     return c->bev;
 }
 
+/*
+ * Draining, a connection with no request under way has DRAIN_GRACE_MS to
+ * begin one (it is then served, with "Connection: close"), and the drain
+ * waits for it.  That is every idle kept-alive connection when the drain
+ * begins, and every one whose reply was written after: a reply begun
+ * before the drain went out without "Connection: close", so its client,
+ * rightly, sends its next request on the same connection.  Cutting such a
+ * connection at once lost that request (the client read the end of the
+ * stream instead of an answer) or, worse, the request still reached evhttp
+ * from the socket's buffer and was run, a comment stored, with no way left
+ * to answer it.
+ */
+static void
+give_grace(struct conn *c)
+{
+    struct timeval grace = {DRAIN_GRACE_MS / 1000, (DRAIN_GRACE_MS % 1000) * 1000};
+
+    set_phase(c, FRESH);
+    evtimer_add(c->deadline, &grace);
+}
+
+/*
+ * The grace is over and no byte of a request came, or so evhttp thinks:
+ * the first bytes may be in the socket, unread, in this very loop pass,
+ * and then the request has begun (it gets the header deadline, and is
+ * served).  Otherwise the connection is closed the way its client can
+ * tell before it sends: through evhttp, which frees it at once (this runs
+ * from a timer, in no callback of evhttp's), and with a lingering close
+ * (see linger_begin), so a request its client sent at that very moment is
+ * read and thrown away, never run, and the client reads the end of the
+ * stream rather than a reset.
+ */
+static void
+drain_close(struct conn *c)
+{
+    if (!c->evcon)
+        return; /* never attached: evhttp has dropped it already */
+    if (has_unread(c)) {
+        evtimer_add(c->deadline, &C.header_timeout);
+        set_phase(c, RECEIVING);
+        return;
+    }
+    log_debug("connection %d idle through the drain's grace: closing it", c->fd);
+    c->retired = 1;
+    evhttp_connection_free(c->evcon); /* on_closed runs: c lingers or is freed */
+}
+
 void
 conn_request_begin(struct evhttp_connection *evcon, void (*hangup)(void *), void *arg)
 {
@@ -439,7 +494,7 @@ conn_request_end(struct evhttp_connection *evcon)
     }
     set_phase(c, IDLE);
     if (C.draining)
-        cut(c);
+        give_grace(c);
     else if (C.notify)
         C.notify(-1, C.arg);
 }
@@ -447,15 +502,10 @@ conn_request_end(struct evhttp_connection *evcon)
 void
 conn_drain(void)
 {
-    struct timeval grace = {DRAIN_GRACE_MS / 1000, (DRAIN_GRACE_MS % 1000) * 1000};
-
     C.draining = 1;
-    for (struct conn *c = C.all; c; c = c->next) {
-        if (c->phase == IDLE)
-            set_phase(c, FRESH); /* the drain waits for it, at most the grace */
-        if (c->phase == FRESH)
-            evtimer_add(c->deadline, &grace);
-    }
+    for (struct conn *c = C.all; c; c = c->next)
+        if (c->phase == IDLE || c->phase == FRESH)
+            give_grace(c);
 }
 
 int
@@ -468,6 +518,20 @@ int
 conn_active(void)
 {
     return C.active;
+}
+
+int
+conn_lingering(void)
+{
+    return C.lingering;
+}
+
+int
+conn_is_cut(struct evhttp_connection *evcon)
+{
+    struct conn *c = conn_of(evcon);
+
+    return c && c->was_cut;
 }
 
 int

@@ -23,11 +23,15 @@
  * frees it as it would for a client that hung up).  Draining gives IDLE
  * and FRESH connections a second to begin a request (served, then closed)
  * and lets the others finish theirs; every reply then says
- * "Connection: close".  A LINGERING connection is only a socket kept
- * open to read and discard what its client still sends (the rest of a
- * body that got an early 413), so that closing it does not reset the
- * connection before the client has read its reply; it does not hold up
- * a drain, but counts against the cap.
+ * "Connection: close", and a connection whose reply was begun before the
+ * drain (so went without it) gets that second once the reply is written.
+ * One that sends nothing in its second is closed with a lingering close.
+ * A LINGERING connection is only a socket kept open to read and discard
+ * what its client still sends (the rest of a body that got an early 413,
+ * a request sent as a drain closed it), so that closing it does not reset
+ * the connection before the client has read its reply or the end of the
+ * stream; it counts against the cap, and a draining worker waits for it
+ * (it lasts 5 s of silence at most).
  *
  * Ownership: evhttp owns the connections; this module owns one small
  * record per connection, freed in the close callback (or when a lingering
@@ -71,8 +75,16 @@ void conn_request_end(struct evhttp_connection *evcon);
 /* Draining: close the idle connections now, the others after their request. */
 void conn_drain(void);
 
-/* Connections open, and those with a request under way (not idle). */
+/* Connections open, those with a request under way (not idle), those lingering. */
 int conn_count(void);
 int conn_active(void);
+int conn_lingering(void);
+
+/*
+ * Was the connection shut down here (its request not complete by the
+ * header deadline)?  A request evhttp still reads from it afterwards
+ * cannot be answered, so it must not be run.
+ */
+int conn_is_cut(struct evhttp_connection *evcon);
 
 #endif

@@ -98,6 +98,11 @@ http_dispatch(struct evhttp_request *req, void *arg)
     c->start_ms = scoreboard_now_ms();
     worker_request_begin(w);
     conn_request_begin(c->conn, on_close, c);
+    if (conn_is_cut(c->conn)) {
+        /* Its reply cannot reach the client: a write must not be run. */
+        http_error(c, 408, "request not complete in time");
+        return;
+    }
 
     r = router_match(routes, nroutes, c->method, path && *path ? path : "/", &c->match);
     switch (r) {

@@ -76,13 +76,17 @@ worker_request_begin(struct worker *w)
 
 /*
  * A draining worker exits once nothing is in flight, every reply is
- * written, and no connection is in the middle of sending a request (one
- * accepted just before the drain began is served, not dropped).
+ * written, no connection is in the middle of sending a request (one
+ * accepted just before the drain began is served, not dropped), and no
+ * lingering close is left (exiting would close those sockets with what
+ * their clients still send unread: a reset, instead of the end of the
+ * stream after the reply).
  */
 static void
 exit_if_drained(struct worker *w)
 {
-    if (w->draining && w->in_flight == 0 && w->sending == 0 && conn_active() == 0)
+    if (w->draining && w->in_flight == 0 && w->sending == 0 && conn_active() == 0 &&
+        conn_lingering() == 0)
         event_base_loopexit(w->base, NULL);
 }
 
