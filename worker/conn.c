@@ -72,6 +72,7 @@ static struct {
     int draining;
     time_t last_full_log;
     struct timeval header_timeout;
+    struct timeval send_timeout;
     int64_t idle_us;      /* evhttp's idle timeout, 0 for none */
     uint64_t jitter_rng;  /* xorshift64 state */
     struct event *attach; /* runs right after evhttp has set a connection up */
@@ -144,16 +145,26 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
  * at once held a worker's loop for about a second.  Each connection's
  * timeout is stretched by a random part of up to an eighth, which spreads
  * those closes over that eighth (7.5 s for the default 60 s).
+ *
+ * evhttp 2.1 uses that one timeout for reads and writes alike; the write
+ * side is send_timeout instead.  The bufferevent's write timeout is what
+ * nginx's send_timeout is: it runs only while part of a reply waits to be
+ * written and restarts at every write that makes progress, so it cuts a
+ * client that stopped reading (or reads a byte now and then), not a slow
+ * but steady one.  evhttp then frees the connection (see on_closed).
+ * Nothing in evhttp sets a server connection's timeouts again.
  */
 static void
-spread_idle_timeout(struct conn *c)
+set_timeouts(struct conn *c)
 {
     uint64_t x = C.jitter_rng;
     struct timeval tv;
     int64_t us;
 
-    if (C.idle_us <= 0)
+    if (C.idle_us <= 0) {
+        bufferevent_set_timeouts(c->bev, NULL, &C.send_timeout);
         return;
+    }
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
@@ -162,6 +173,7 @@ spread_idle_timeout(struct conn *c)
     tv.tv_sec = (time_t)(us / 1000000);
     tv.tv_usec = (suseconds_t)(us % 1000000);
     evhttp_connection_set_timeout_tv(c->evcon, &tv);
+    bufferevent_set_timeouts(c->bev, &tv, &C.send_timeout);
 }
 
 /* Bytes arrived: the first of a request starts (or keeps) its deadline. */
@@ -296,6 +308,27 @@ linger_begin(struct conn *c)
     return 1;
 }
 
+/*
+ * A connection closed with part of its reply unwritten (its client took
+ * none of it for send_timeout, or left) is reset: a plain close would have
+ * the kernel go on trickling what it holds to a slow reader, up to
+ * megabytes of socket buffer per connection, long after the worker gave up.
+ */
+static void
+reset_if_unsent(struct conn *c)
+{
+    struct linger reset = {1, 0};
+    size_t unsent = c->bev ? evbuffer_get_length(bufferevent_get_output(c->bev)) : 0;
+
+    if (unsent == 0 || c->fd < 0)
+        return;
+    log_debug("connection %d closes with %zu byte(s) of its reply unsent (send_timeout %ld s): "
+              "resetting it",
+              c->fd, unsent, (long)C.send_timeout.tv_sec);
+    setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    c->was_cut = 1; /* no lingering close either */
+}
+
 /* evhttp frees the connection: exactly once, whatever the cause. */
 static void
 on_closed(struct evhttp_connection *evcon, void *arg)
@@ -304,6 +337,7 @@ on_closed(struct evhttp_connection *evcon, void *arg)
     void (*hangup)(void *) = c->hangup;
 
     (void)evcon;
+    reset_if_unsent(c);
     if (c->input_cb)
         evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->input_cb);
     c->input_cb = NULL;
@@ -353,7 +387,7 @@ attach_pending(evutil_socket_t fd, short what, void *arg)
         if (c->fd >= 0 && c->fd < C.nfd)
             C.byfd[c->fd] = c;
         evhttp_connection_set_closecb(c->evcon, on_closed, c);
-        spread_idle_timeout(c);
+        set_timeouts(c);
         c->input_cb = evbuffer_add_cb(bufferevent_get_input(c->bev), on_input, c);
         bufferevent_decref(c->bev); /* evhttp's own reference keeps it */
     }
@@ -535,7 +569,7 @@ conn_is_cut(struct evhttp_connection *evcon)
 }
 
 int
-conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout,
+conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout, int send_timeout,
           void (*notify)(int full, void *arg), void *arg)
 {
     struct rlimit rl;
@@ -544,6 +578,7 @@ conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout
     C.base = base;
     C.cap = cap;
     C.header_timeout.tv_sec = header_timeout;
+    C.send_timeout.tv_sec = send_timeout;
     C.idle_us = idle_timeout > 0 ? (int64_t)idle_timeout * 1000000 : 0;
     C.jitter_rng = ((uint64_t)getpid() << 32 ^ (uint64_t)time(NULL)) | 1;
     C.notify = notify;

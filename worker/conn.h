@@ -52,10 +52,12 @@ struct evhttp_connection;
  * byte of a keep-alive request, to the complete request.  idle_timeout:
  * evhttp's timeout (set with evhttp_set_timeout), which each connection
  * gets stretched by a random part of up to an eighth, so that thousands
- * opened in one burst do not all close in one loop pass.  -1 on failure.
+ * opened in one burst do not all close in one loop pass.  send_timeout:
+ * seconds a reply may wait for its client to take more of it (counted
+ * between two writes); the connection is then reset.  -1 on failure.
  */
 int conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout,
-              void (*notify)(int full, void *arg), void *arg);
+              int send_timeout, void (*notify)(int full, void *arg), void *arg);
 /* After evhttp_free(): frees what is left. */
 void conn_shutdown(void);
 

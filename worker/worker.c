@@ -388,7 +388,7 @@ setup_http(struct worker *w, struct listener_set *ls)
 
     w->http = evhttp_new(w->base);
     if (!w->http || conn_init(w->base, connection_cap(c), c->header_timeout, c->idle_timeout,
-                              on_conn_event, w) < 0)
+                              c->send_timeout, on_conn_event, w) < 0)
         return -1;
     evhttp_set_bevcb(w->http, conn_bevcb, NULL);
     evhttp_set_max_body_size(w->http, c->max_body_size);
