@@ -22,6 +22,7 @@
 #include <event2/http.h>
 
 #include "common/log.h"
+#include "worker/reqhead.h"
 
 enum phase { FRESH, RECEIVING, BUSY, IDLE, LINGERING };
 
@@ -52,9 +53,10 @@ struct conn {
     struct event *deadline;
     struct event *linger; /* LINGERING: reads the duplicate socket */
     enum phase phase;
-    int fd;      /* LINGERING: the duplicate, ours to close */
-    int was_cut; /* shut down here: nothing more will be read */
-    int retired; /* closed here by a drain: lingers even with nothing unread */
+    int fd;              /* LINGERING: the duplicate, ours to close */
+    int was_cut;         /* shut down here: nothing more will be read */
+    int retired;         /* closed here by a drain: lingers even with nothing unread */
+    struct reqhead head; /* RECEIVING: the request header's size so far */
     void (*hangup)(void *);
     void *hangup_arg;
 };
@@ -73,10 +75,12 @@ static struct {
     time_t last_full_log;
     struct timeval header_timeout;
     struct timeval send_timeout;
-    int64_t idle_us;      /* evhttp's idle timeout, 0 for none */
-    uint64_t jitter_rng;  /* xorshift64 state */
-    struct event *attach; /* runs right after evhttp has set a connection up */
-    int pending;          /* records created and not attached yet */
+    size_t max_header;              /* 0: evhttp alone enforces it */
+    struct evbuffer *header_reject; /* the raw reply to a header over it */
+    int64_t idle_us;                /* evhttp's idle timeout, 0 for none */
+    uint64_t jitter_rng;            /* xorshift64 state */
+    struct event *attach;           /* runs right after evhttp has set a connection up */
+    int pending;                    /* records created and not attached yet */
     void (*notify)(int full, void *arg);
     void *arg;
 } C;
@@ -115,6 +119,7 @@ cut(struct conn *c)
 
 static void linger_end(struct conn *c);
 static void drain_close(struct conn *c);
+static void reject_header(struct conn *c);
 
 static void
 on_deadline(evutil_socket_t fd, short what, void *arg)
@@ -125,6 +130,10 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (c->phase == LINGERING) {
         linger_end(c);
+        return;
+    }
+    if (c->phase == RECEIVING && c->head.state == REQHEAD_TOO_LARGE) {
+        reject_header(c);
         return;
     }
     if (c->phase == FRESH && C.draining) {
@@ -176,19 +185,52 @@ set_timeouts(struct conn *c)
     bufferevent_set_timeouts(c->bev, &tv, &C.send_timeout);
 }
 
+/*
+ * Counts the bytes of buf from `from` on into the request header's size.
+ * Over max_header_size, evhttp must read no more of it (its own limit is a
+ * backstop above ours) and the answer comes from the loop, at once: as a
+ * JSON 400 through http_dispatch if evhttp completes the request from what
+ * it has already read, else from reject_header.
+ */
+static void
+count_header(struct conn *c, struct evbuffer *buf, size_t from)
+{
+    static const struct timeval now = {0, 0};
+
+    while (C.max_header && c->head.state == REQHEAD_MORE && from < evbuffer_get_length(buf)) {
+        struct evbuffer_iovec v[4];
+        struct evbuffer_ptr pos;
+        int n;
+
+        if (evbuffer_ptr_set(buf, &pos, from, EVBUFFER_PTR_SET) < 0 ||
+            (n = evbuffer_peek(buf, -1, &pos, v, 4)) <= 0)
+            return;
+        for (int i = 0; i < n && i < 4; i++) {
+            reqhead_feed(&c->head, v[i].iov_base, v[i].iov_len, C.max_header);
+            from += v[i].iov_len;
+        }
+    }
+    if (c->head.state == REQHEAD_TOO_LARGE) {
+        bufferevent_disable(c->bev, EV_READ);
+        evtimer_add(c->deadline, &now);
+    }
+}
+
 /* Bytes arrived: the first of a request starts (or keeps) its deadline. */
 static void
 on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
     struct conn *c = arg;
 
-    (void)buf;
     if (info->n_added == 0)
         return;
     if (c->phase == IDLE || c->phase == FRESH) {
         evtimer_add(c->deadline, &C.header_timeout);
         set_phase(c, RECEIVING);
+        reqhead_reset(&c->head);
     }
+    if (c->phase == RECEIVING)
+        count_header(c, buf, evbuffer_get_length(buf) - info->n_added);
 }
 
 static void
@@ -488,6 +530,24 @@ drain_close(struct conn *c)
     evhttp_connection_free(c->evcon); /* on_closed runs: c lingers or is freed */
 }
 
+/*
+ * A header over max_header_size that evhttp has not completed: the client
+ * gets the JSON 400, written straight to the socket (evhttp has nothing
+ * of its own to write on it: no request is under way), and a lingering
+ * close, as it may still be sending the rest.
+ */
+static void
+reject_header(struct conn *c)
+{
+    size_t len = evbuffer_get_length(C.header_reject);
+
+    log_debug("connection %d: request header over %zu bytes: 400", c->fd, C.max_header);
+    if (send(c->fd, evbuffer_pullup(C.header_reject, -1), len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+        log_debug("connection %d: cannot send the 400: %s", c->fd, strerror(errno));
+    c->retired = 1;
+    evhttp_connection_free(c->evcon); /* on_closed runs: c lingers */
+}
+
 void
 conn_request_begin(struct evhttp_connection *evcon, void (*hangup)(void *), void *arg)
 {
@@ -524,6 +584,8 @@ conn_request_end(struct evhttp_connection *evcon)
         /* The next request (pipelined) has begun already. */
         evtimer_add(c->deadline, &C.header_timeout);
         set_phase(c, RECEIVING);
+        reqhead_reset(&c->head);
+        count_header(c, bufferevent_get_input(c->bev), 0);
         return;
     }
     set_phase(c, IDLE);
@@ -558,6 +620,23 @@ int
 conn_lingering(void)
 {
     return C.lingering;
+}
+
+void
+conn_set_max_header(size_t max, struct evbuffer *reply)
+{
+    if (C.header_reject)
+        evbuffer_free(C.header_reject);
+    C.max_header = reply ? max : 0;
+    C.header_reject = reply;
+}
+
+int
+conn_header_too_large(struct evhttp_connection *evcon)
+{
+    struct conn *c = conn_of(evcon);
+
+    return c && c->head.state == REQHEAD_TOO_LARGE;
 }
 
 int
@@ -608,6 +687,8 @@ conn_shutdown(void)
     }
     if (C.attach)
         event_free(C.attach);
+    if (C.header_reject)
+        evbuffer_free(C.header_reject);
     free(C.byfd);
     memset(&C, 0, sizeof(C));
 }

@@ -40,8 +40,11 @@
 #ifndef CONDUITD_CONN_H
 #define CONDUITD_CONN_H
 
+#include <stddef.h>
+
 struct bufferevent;
 struct event_base;
+struct evbuffer;
 struct evhttp_connection;
 
 /*
@@ -60,6 +63,17 @@ int conn_init(struct event_base *base, int cap, int header_timeout, int idle_tim
               int send_timeout, void (*notify)(int full, void *arg), void *arg);
 /* After evhttp_free(): frees what is left. */
 void conn_shutdown(void);
+
+/*
+ * max_header_size, enforced here (see reqhead.h): a request whose header
+ * grows over max bytes is read no further; reply (owned from here on) is
+ * the raw HTTP response sent when evhttp has not completed that request,
+ * else http_dispatch answers it (conn_header_too_large).  evhttp's own
+ * limit must be set above max.
+ */
+void conn_set_max_header(size_t max, struct evbuffer *reply);
+/* Is the request just dispatched one whose header was over the limit? */
+int conn_header_too_large(struct evhttp_connection *evcon);
 
 /* For evhttp_set_bevcb(). */
 struct bufferevent *conn_bevcb(struct event_base *base, void *arg);
