@@ -216,6 +216,15 @@ count_header(struct conn *c, struct evbuffer *buf, size_t from)
     }
 }
 
+/* A request has begun on c: its header deadline runs, its header is counted. */
+static void
+begin_request(struct conn *c)
+{
+    evtimer_add(c->deadline, &C.header_timeout);
+    set_phase(c, RECEIVING);
+    reqhead_reset(&c->head);
+}
+
 /* Bytes arrived: the first of a request starts (or keeps) its deadline. */
 static void
 on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
@@ -224,11 +233,8 @@ on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 
     if (info->n_added == 0)
         return;
-    if (c->phase == IDLE || c->phase == FRESH) {
-        evtimer_add(c->deadline, &C.header_timeout);
-        set_phase(c, RECEIVING);
-        reqhead_reset(&c->head);
-    }
+    if (c->phase == IDLE || c->phase == FRESH)
+        begin_request(c);
     if (c->phase == RECEIVING)
         count_header(c, buf, evbuffer_get_length(buf) - info->n_added);
 }
@@ -521,8 +527,7 @@ drain_close(struct conn *c)
     if (!c->evcon)
         return; /* never attached: evhttp has dropped it already */
     if (has_unread(c)) {
-        evtimer_add(c->deadline, &C.header_timeout);
-        set_phase(c, RECEIVING);
+        begin_request(c);
         return;
     }
     log_debug("connection %d idle through the drain's grace: closing it", c->fd);
@@ -532,14 +537,19 @@ drain_close(struct conn *c)
 
 /*
  * A header over max_header_size that evhttp has not completed: the client
- * gets the JSON 400, written straight to the socket (evhttp has nothing
- * of its own to write on it: no request is under way), and a lingering
- * close, as it may still be sending the rest.
+ * gets the JSON 400, written straight to the socket (no request is under
+ * way, so evhttp has nothing of its own to write on it), and a lingering
+ * close, as it may still be sending the rest.  Unless evhttp found the
+ * header malformed in the same read and is sending its own 400 already:
+ * that one then goes alone, and evhttp closes after it.
  */
 static void
 reject_header(struct conn *c)
 {
     size_t len = evbuffer_get_length(C.header_reject);
+
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+        return;
 
     log_debug("connection %d: request header over %zu bytes: 400", c->fd, C.max_header);
     if (send(c->fd, evbuffer_pullup(C.header_reject, -1), len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
@@ -582,9 +592,7 @@ conn_request_end(struct evhttp_connection *evcon)
     c->hangup = NULL;
     if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0) {
         /* The next request (pipelined) has begun already. */
-        evtimer_add(c->deadline, &C.header_timeout);
-        set_phase(c, RECEIVING);
-        reqhead_reset(&c->head);
+        begin_request(c);
         count_header(c, bufferevent_get_input(c->bev), 0);
         return;
     }
