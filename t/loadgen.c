@@ -4,7 +4,7 @@
  *
  *   loadgen -p PORT [-c CONNS] [-d SECONDS] [-n MAX] [-r RATE] [-k] [-K] [-w]
  *           [-m METHOD] [-u PATH] [-b BODY] [-H HEADER] [-t TIMEOUT_MS]
- *           [-s STOPFILE] [-o CSV] [-I IDLE] [-S SLOW]
+ *           [-s STOPFILE] [-o CSV] [-I IDLE] [-S SLOW] [-R BYTES_PER_S]
  *
  * CONNS clients each send one request at a time for SECONDS (at most MAX
  * requests, at most RATE per second over all), on a new connection each
@@ -24,6 +24,10 @@
  * that contract, no request fails.  Each request that got the end of the
  * stream (or a reset) before any byte of its response is reported on
  * stderr, with how many requests its connection had served.
+ *
+ * -R reads each response at most that fast, steadily (a small receive
+ * buffer, a share every few ms): a slow but steady reader.  Responses of
+ * any size are counted; only their first 64 kB are kept.
  *
  * IDLE connections are opened and never sent a byte; SLOW connections send
  * a request header one byte every 500 ms and never finish it (slowloris).
@@ -73,6 +77,7 @@ struct conn {
     size_t reqlen;
     char buf[BUF_CAP];
     size_t got;
+    size_t dropped; /* body bytes read and not kept: the buffer was full */
     int slow_pos;
 };
 
@@ -88,6 +93,7 @@ static struct {
     const char *headers[8];
     int nheaders;
     int timeout_ms;
+    double read_rate; /* -R: bytes per second per connection, 0 for no limit */
 } opt = {"127.0.0.1", 0,     8,          0,    0,    10,   0,   0, 0,    0,
          0,           "GET", "/healthz", NULL, NULL, NULL, {0}, 0, 10000};
 
@@ -156,6 +162,10 @@ open_socket(void)
     if (fd < 0)
         return -1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (opt.read_rate > 0) {
+        int rcvbuf = 65536; /* small, so the pace is steady, not bursts of megabytes */
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    }
     memset(&sa, 0, sizeof(sa));
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)opt.port);
@@ -302,6 +312,7 @@ start_request(struct conn *c, int64_t now)
     c->reqlen = c->probing ? probe_reqlen : client_reqlen;
     c->sent = 0;
     c->got = 0;
+    c->dropped = 0;
     c->started_us = now;
     if (!c->probing)
         st.started++;
@@ -367,7 +378,7 @@ parse_response(struct conn *c, int eof, int *status, int *retry_after, int *clos
         clen = 0;
     if (clen < 0)
         return eof ? 1 : 0; /* until the server closes */
-    if ((size_t)(hend + 4 - c->buf) + (size_t)clen > c->got)
+    if ((size_t)(hend + 4 - c->buf) + (size_t)clen > c->got + c->dropped)
         return eof ? -1 : 0;
     if (c->probing) {
         const char *pid = strstr(hend, "\"pid\":");
@@ -392,6 +403,30 @@ finish(struct conn *c, int status, int retry_after, int close_after)
         c->state = C_FREE;
 }
 
+/* A body larger than the buffer: keep the header, count the rest. */
+static void
+keep_header(struct conn *c)
+{
+    char *hend;
+
+    c->buf[c->got] = '\0';
+    hend = strstr(c->buf, "\r\n\r\n");
+    if (!hend) {
+        c->got = 0; /* a header over 64 kB: it will not parse */
+        return;
+    }
+    c->dropped += c->got - (size_t)(hend + 4 - c->buf);
+    c->got = (size_t)(hend + 4 - c->buf);
+}
+
+/* -R: how many more bytes of its response the connection may read now. */
+static int64_t
+read_budget(const struct conn *c, int64_t now)
+{
+    return (int64_t)(opt.read_rate * (double)(now - c->started_us) / 1e6) -
+           (int64_t)(c->got + c->dropped);
+}
+
 static void
 on_readable(struct conn *c)
 {
@@ -399,9 +434,19 @@ on_readable(struct conn *c)
         ssize_t n;
         int status, ra, cl, r;
 
+        size_t want;
+
         if (c->got >= BUF_CAP - 1)
-            c->got = 0; /* a body larger than the buffer: keep only the tail */
-        n = read(c->fd, c->buf + c->got, BUF_CAP - 1 - c->got);
+            keep_header(c);
+        want = BUF_CAP - 1 - c->got;
+        if (opt.read_rate > 0) {
+            int64_t budget = read_budget(c, now_us());
+            if (budget <= 0)
+                return;
+            if ((size_t)budget < want)
+                want = (size_t)budget;
+        }
+        n = read(c->fd, c->buf + c->got, want);
         if (n > 0) {
             c->got += (size_t)n;
             r = parse_response(c, 0, &status, &ra, &cl);
@@ -559,7 +604,7 @@ usage(void)
 {
     fprintf(stderr, "usage: loadgen -p PORT [-c CONNS] [-d SECONDS] [-n MAX] [-r RATE] [-k] "
                     "[-K] [-w] [-m METHOD] [-u PATH] [-b BODY] [-H HEADER] [-t TIMEOUT_MS] "
-                    "[-s STOPFILE] [-o CSV] [-I IDLE] [-S SLOW]\n");
+                    "[-s STOPFILE] [-o CSV] [-I IDLE] [-S SLOW] [-R BYTES_PER_S]\n");
     exit(2);
 }
 
@@ -571,7 +616,7 @@ main(int argc, char **argv)
     int ch, idle_left, slow_left;
     int64_t end_us, hard_end_us;
 
-    while ((ch = getopt(argc, argv, "p:c:d:n:r:kKwm:u:b:H:t:s:o:I:S:h:")) != -1) {
+    while ((ch = getopt(argc, argv, "p:c:d:n:r:kKwm:u:b:H:t:s:o:I:S:R:h:")) != -1) {
         switch (ch) {
         case 'p':
             opt.port = atoi(optarg);
@@ -627,6 +672,9 @@ main(int argc, char **argv)
             break;
         case 'S':
             opt.slow = atoi(optarg);
+            break;
+        case 'R':
+            opt.read_rate = atof(optarg);
             break;
         default:
             usage();
@@ -700,6 +748,8 @@ main(int argc, char **argv)
             pfd[i].revents = 0;
             if (c->state == C_CONNECTING || c->state == C_SENDING)
                 pfd[i].events = POLLOUT;
+            else if (c->state == C_READING && opt.read_rate > 0 && read_budget(c, now) <= 0)
+                pfd[i].fd = -1; /* -R: not yet; the poll's 5 ms tick paces it */
             else if (c->state == C_READING || c->state == C_IDLE_HOLD || c->state == C_SLOW)
                 pfd[i].events = POLLIN;
             else
