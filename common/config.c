@@ -50,6 +50,8 @@ const struct config_key config_keys[] = {
      "seconds a keep-alive connection may stay idle"},
     {"header_timeout", CONFIG_INT, OFF(header_timeout), 1, 3600, "10", 1, 0,
      "seconds a client has to send a whole request once it has begun (slowloris)"},
+    {"send_timeout", CONFIG_INT, OFF(send_timeout), 1, 3600, "60", 1, 0,
+     "seconds a reply may wait for its client to take the next byte (slow readers)"},
     {"max_connections", CONFIG_INT, OFF(max_connections), 1, 1000000, "10000", 1, 0,
      "client connections one worker holds at most (accepts pause beyond)"},
     {"db", CONFIG_STRING, OFF(db), 0, 0, NULL, 1, 0,

@@ -43,6 +43,7 @@ struct config {
     int max_header_size;
     int idle_timeout;
     int header_timeout;
+    int send_timeout;
     int max_connections;
 
     char *db;

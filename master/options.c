@@ -29,6 +29,7 @@ enum {
     OPT_MAX_HEADER_SIZE,
     OPT_IDLE_TIMEOUT,
     OPT_HEADER_TIMEOUT,
+    OPT_SEND_TIMEOUT,
     OPT_MAX_CONNECTIONS,
     OPT_DB,
     OPT_POOL,
@@ -65,6 +66,7 @@ static const struct option long_options[] = {
     {"max-header-size", required_argument, NULL, OPT_MAX_HEADER_SIZE},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+    {"send-timeout", required_argument, NULL, OPT_SEND_TIMEOUT},
     {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
     {"db", required_argument, NULL, OPT_DB},
     {"pool", required_argument, NULL, OPT_POOL},
@@ -104,6 +106,7 @@ static const struct {
     {OPT_MAX_HEADER_SIZE, "max_header_size"},
     {OPT_IDLE_TIMEOUT, "idle_timeout"},
     {OPT_HEADER_TIMEOUT, "header_timeout"},
+    {OPT_SEND_TIMEOUT, "send_timeout"},
     {OPT_MAX_CONNECTIONS, "max_connections"},
     {OPT_DB, "db"},
     {OPT_POOL, "pool"},
@@ -364,6 +367,7 @@ options_usage(FILE *out)
           "      --max-header-size N largest header block in bytes (16384)\n"
           "      --idle-timeout S    keep-alive idle timeout (60)\n"
           "      --header-timeout S  time to send a whole request once begun (10)\n"
+          "      --send-timeout S    time a reply may wait for the client to read on (60)\n"
           "      --max-connections N client connections per worker (10000)\n"
           "      --db CONNINFO       PostgreSQL connection string\n"
           "      --pool K            database connections per worker (4)\n"

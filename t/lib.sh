@@ -246,7 +246,8 @@ load_wait() {
     # No figures (loadgen failed): -1 everywhere, so the checks fail, not the shell.
     for _k in requests ok failed timeouts s2xx s503 s5xx_other retry_after_missing p50_ms p99_ms \
         max_ms fail_unknown fail_pids idle_open_fail idle_closed idle_close_min_ms \
-        idle_close_max_ms slow_closed slow_close_max_ms; do
+        idle_close_max_ms slow_closed slow_close_max_ms eof_before_response reset_before_response \
+        partial send_failed refused; do
         eval "L_$_k=-1"
     done
     for _kv in $(cat "$T/$1.out"); do
@@ -322,4 +323,53 @@ jwt() {
     _jp=$(printf '%s' "$2" | b64url)
     _js=$(printf '%s' "$_jh.$_jp" | openssl dgst -sha256 -hmac "${3:-$SECRET}" -binary | b64url)
     printf '%s' "$_jh.$_jp.$_js"
+}
+
+# ------------------------------------------------------------ strict clients
+# The drain tests' strict kept-alive clients (loadgen -K: the next request
+# goes on the same connection the moment a response is read, a new
+# connection only after "Connection: close", nothing retried) read and
+# write: strict_setup registers a user and writes an article for them to
+# comment on (sets STRICT_TOKEN, STRICT_SLUG; the server needs the
+# database).  strict_start NAME READERS WRITERS SECONDS: WRITERS clients
+# POST comments, READERS clients GET an article list; strict_wait NAME
+# waits for both and asserts that no request failed and that the comments
+# stored are exactly the comments answered.  strict_wait NAME stop: the
+# server stops meanwhile, so a client that follows a "Connection: close"
+# may find new connections refused; those are the only failures allowed.
+strict_setup() {
+    http POST /api/users '{"user":{"username":"strict","email":"strict@example.io","password":"pw-strict"}}'
+    [ "$STATUS" = 201 ] || bail "strict_setup: register got $STATUS: $BODY"
+    STRICT_TOKEN=$(printf '%s' "$BODY" | jq -r .user.token)
+    http POST /api/articles '{"article":{"title":"Drained","description":"d","body":"b","tagList":["t"]}}' "$STRICT_TOKEN"
+    [ "$STATUS" = 201 ] || bail "strict_setup: article got $STATUS: $BODY"
+    STRICT_SLUG=$(printf '%s' "$BODY" | jq -r .article.slug)
+}
+comments_stored() { psql -X -A -t -c 'SELECT count(*) FROM comments'; }
+strict_start() {
+    _sn=$1
+    STRICT_STORED0=$(comments_stored)
+    load_start "${_sn}_get" -K -c "$2" -d "$4" -u '/api/articles?limit=10' -t 5000
+    STRICT_GET_PID=$LOAD_PID
+    load_start "${_sn}_post" -K -c "$3" -d "$4" -m POST -u "/api/articles/$STRICT_SLUG/comments" \
+        -b '{"comment":{"body":"sent on a kept-alive connection"}}' \
+        -H "Authorization: Token $STRICT_TOKEN" -t 5000
+    STRICT_POST_PID=$LOAD_PID
+}
+strict_wait() {
+    _sn=$1
+    for _kind in get post; do
+        eval "_pid=\$STRICT_$(echo $_kind | tr a-z A-Z)_PID"
+        load_wait "${_sn}_$_kind" "$_pid"
+        [ -s "$T/${_sn}_$_kind.err" ] && sed 's/^/# /' "$T/${_sn}_$_kind.err" | head -n 20
+        _ok=$L_requests _refused=0
+        if [ "${2:-}" = stop ]; then _ok=$((L_requests - L_refused)) _refused=$L_refused; fi
+        is "$_sn: strict kept-alive ${_kind}s: 0 failed ($L_eof_before_response cut before a response)" \
+            "$((L_failed - _refused))" 0
+        is "$_sn: every $_kind answered 2xx" "$L_s2xx" "$_ok"
+    done
+    _stored=$(( $(comments_stored) - STRICT_STORED0 ))
+    note "$_sn: $L_s2xx comments answered, $_stored stored"
+    is "$_sn: every comment stored was answered, and only those" "$_stored" "$L_s2xx"
+    check "$_sn: the writes were real (over 200 answered)" [ "$L_s2xx" -gt 200 ]
 }

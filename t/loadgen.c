@@ -2,9 +2,9 @@
  * loadgen: a small, bounded HTTP/1.1 load generator for the fault tests.
  * Plain non-blocking sockets and poll(); loopback only.
  *
- *   loadgen -p PORT [-c CONNS] [-d SECONDS] [-n MAX] [-r RATE] [-k] [-w]
+ *   loadgen -p PORT [-c CONNS] [-d SECONDS] [-n MAX] [-r RATE] [-k] [-K] [-w]
  *           [-m METHOD] [-u PATH] [-b BODY] [-H HEADER] [-t TIMEOUT_MS]
- *           [-s STOPFILE] [-o CSV] [-I IDLE] [-S SLOW]
+ *           [-s STOPFILE] [-o CSV] [-I IDLE] [-S SLOW] [-R BYTES_PER_S]
  *
  * CONNS clients each send one request at a time for SECONDS (at most MAX
  * requests, at most RATE per second over all), on a new connection each
@@ -15,6 +15,19 @@
  * complete response (refused, reset, closed early, timed out).  As every
  * HTTP client does, a kept-alive connection that the server closed while
  * it sat idle is replaced before a request is sent on it.
+ *
+ * -K (strict keep-alive, implies -k) does not even do that: a client opens
+ * a new connection only after a response that carried "Connection: close"
+ * (or after a failure), and sends its next request on the same connection
+ * the moment it has read a response, as a client that never retries and
+ * trusts the server to say when it closes.  Against a server that keeps
+ * that contract, no request fails.  Each request that got the end of the
+ * stream (or a reset) before any byte of its response is reported on
+ * stderr, with how many requests its connection had served.
+ *
+ * -R reads each response at most that fast, steadily (a small receive
+ * buffer, a share every few ms): a slow but steady reader.  Responses of
+ * any size are counted; only their first 64 kB are kept.
  *
  * IDLE connections are opened and never sent a byte; SLOW connections send
  * a request header one byte every 500 ms and never finish it (slowloris).
@@ -56,6 +69,7 @@ struct conn {
     int learned; /* -w: the /healthz answer told the pid */
     int probing; /* -w: the request in flight is the /healthz probe */
     int reused;  /* a request was already answered on this connection */
+    long served; /* requests answered on this connection */
     long pid;
     int64_t opened_us, started_us, next_byte_us;
     size_t sent;
@@ -63,6 +77,7 @@ struct conn {
     size_t reqlen;
     char buf[BUF_CAP];
     size_t got;
+    size_t dropped; /* body bytes read and not kept: the buffer was full */
     int slow_pos;
 };
 
@@ -73,17 +88,21 @@ static struct {
     double seconds;
     long max_requests;
     double rate;
-    int keepalive, learn_pid;
+    int keepalive, learn_pid, strict;
     const char *method, *path, *body, *stopfile, *csv;
     const char *headers[8];
     int nheaders;
     int timeout_ms;
-} opt = {"127.0.0.1", 0,     8,          0,    0,    10,   0,   0, 0,
+    double read_rate; /* -R: bytes per second per connection, 0 for no limit */
+} opt = {"127.0.0.1", 0,     8,          0,    0,    10,   0,   0, 0,    0,
          0,           "GET", "/healthz", NULL, NULL, NULL, {0}, 0, 10000};
 
 static struct {
     long started, ok, failed, timeouts, s2xx, s3xx, s4xx, s503, s5xx, retry_after_missing;
     long fail_unknown;
+    /* How failures ended: no byte of a response, then EOF or a reset; cut
+     * inside one; the request could not be sent; the connect failed. */
+    long eof_before_response, reset_before_response, partial, send_failed, refused;
     long fail_pid_n;
     long fail_pid[MAX_PIDS];
     long fail_count[MAX_PIDS];
@@ -143,6 +162,10 @@ open_socket(void)
     if (fd < 0)
         return -1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (opt.read_rate > 0) {
+        int rcvbuf = 65536; /* small, so the pace is steady, not bursts of megabytes */
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    }
     memset(&sa, 0, sizeof(sa));
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)opt.port);
@@ -253,10 +276,33 @@ closed_while_idle(int fd)
     return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
 }
 
+/*
+ * A request failed without its response: say how.  One cut before any byte
+ * of its response is reported one by one: with -K, that is a request the
+ * server dropped (or, for a write, may have run without answering).
+ */
+static void
+note_cut(struct conn *c, int eof)
+{
+    if (c->got > 0) {
+        st.partial++;
+        return;
+    }
+    if (eof)
+        st.eof_before_response++;
+    else
+        st.reset_before_response++;
+    fprintf(stderr,
+            "client %d: %s before any byte of a response to request %ld of its connection "
+            "(%lld ms after it was sent)\n",
+            (int)(c - conns), eof ? "end of stream" : "reset", c->served + 1,
+            (long long)((now_us() - c->started_us) / 1000));
+}
+
 static void
 start_request(struct conn *c, int64_t now)
 {
-    if (c->fd >= 0 && closed_while_idle(c->fd)) {
+    if (c->fd >= 0 && !opt.strict && closed_while_idle(c->fd)) {
         close_hard(c->fd);
         c->fd = -1;
         c->learned = 0;
@@ -266,12 +312,14 @@ start_request(struct conn *c, int64_t now)
     c->reqlen = c->probing ? probe_reqlen : client_reqlen;
     c->sent = 0;
     c->got = 0;
+    c->dropped = 0;
     c->started_us = now;
     if (!c->probing)
         st.started++;
     if (c->fd < 0) {
         c->fd = open_socket();
         c->reused = 0;
+        c->served = 0;
         c->learned = 0;
         c->probing = opt.learn_pid;
         if (c->probing) {
@@ -279,6 +327,7 @@ start_request(struct conn *c, int64_t now)
             c->reqlen = probe_reqlen;
         }
         if (c->fd < 0) {
+            st.refused++;
             if (!c->probing)
                 record(c, 0, 0);
             c->state = C_FREE;
@@ -329,7 +378,7 @@ parse_response(struct conn *c, int eof, int *status, int *retry_after, int *clos
         clen = 0;
     if (clen < 0)
         return eof ? 1 : 0; /* until the server closes */
-    if ((size_t)(hend + 4 - c->buf) + (size_t)clen > c->got)
+    if ((size_t)(hend + 4 - c->buf) + (size_t)clen > c->got + c->dropped)
         return eof ? -1 : 0;
     if (c->probing) {
         const char *pid = strstr(hend, "\"pid\":");
@@ -347,10 +396,35 @@ finish(struct conn *c, int status, int retry_after, int close_after)
     if (!c->probing)
         record(c, status, retry_after);
     c->reused = 1;
+    c->served += status > 0;
     if (!opt.keepalive || close_after || status <= 0 || (c->probing && !c->learned))
         conn_reset(c);
     else
         c->state = C_FREE;
+}
+
+/* A body larger than the buffer: keep the header, count the rest. */
+static void
+keep_header(struct conn *c)
+{
+    char *hend;
+
+    c->buf[c->got] = '\0';
+    hend = strstr(c->buf, "\r\n\r\n");
+    if (!hend) {
+        c->got = 0; /* a header over 64 kB: it will not parse */
+        return;
+    }
+    c->dropped += c->got - (size_t)(hend + 4 - c->buf);
+    c->got = (size_t)(hend + 4 - c->buf);
+}
+
+/* -R: how many more bytes of its response the connection may read now. */
+static int64_t
+read_budget(const struct conn *c, int64_t now)
+{
+    return (int64_t)(opt.read_rate * (double)(now - c->started_us) / 1e6) -
+           (int64_t)(c->got + c->dropped);
 }
 
 static void
@@ -360,9 +434,19 @@ on_readable(struct conn *c)
         ssize_t n;
         int status, ra, cl, r;
 
+        size_t want;
+
         if (c->got >= BUF_CAP - 1)
-            c->got = 0; /* a body larger than the buffer: keep only the tail */
-        n = read(c->fd, c->buf + c->got, BUF_CAP - 1 - c->got);
+            keep_header(c);
+        want = BUF_CAP - 1 - c->got;
+        if (opt.read_rate > 0) {
+            int64_t budget = read_budget(c, now_us());
+            if (budget <= 0)
+                return;
+            if ((size_t)budget < want)
+                want = (size_t)budget;
+        }
+        n = read(c->fd, c->buf + c->got, want);
         if (n > 0) {
             c->got += (size_t)n;
             r = parse_response(c, 0, &status, &ra, &cl);
@@ -371,6 +455,7 @@ on_readable(struct conn *c)
                 return;
             }
             if (r < 0) {
+                st.partial++;
                 finish(c, 0, 0, 1);
                 return;
             }
@@ -380,10 +465,12 @@ on_readable(struct conn *c)
             return;
         /* EOF or error */
         r = n == 0 ? parse_response(c, 1, &status, &ra, &cl) : -1;
-        if (r == 1)
+        if (r == 1) {
             finish(c, status, ra, 1);
-        else
-            finish(c, 0, 0, 1);
+            return;
+        }
+        note_cut(c, n == 0);
+        finish(c, 0, 0, 1);
         return;
     }
 }
@@ -396,6 +483,7 @@ on_writable(struct conn *c)
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 return;
+            st.send_failed++;
             finish(c, 0, 0, 1);
             return;
         }
@@ -491,6 +579,10 @@ report(double elapsed)
            st.started, st.ok, st.failed, st.timeouts, st.s2xx, st.s3xx, st.s4xx, st.s503, st.s5xx,
            st.retry_after_missing, pct(50), pct(99), pct(100),
            elapsed > 0 ? (double)st.started / elapsed : 0, elapsed);
+    printf(" eof_before_response=%ld reset_before_response=%ld partial=%ld send_failed=%ld "
+           "refused=%ld",
+           st.eof_before_response, st.reset_before_response, st.partial, st.send_failed,
+           st.refused);
     if (opt.learn_pid) {
         printf(" fail_unknown=%ld fail_pids=", st.fail_unknown);
         for (long i = 0; i < st.fail_pid_n; i++)
@@ -511,8 +603,8 @@ static void
 usage(void)
 {
     fprintf(stderr, "usage: loadgen -p PORT [-c CONNS] [-d SECONDS] [-n MAX] [-r RATE] [-k] "
-                    "[-w] [-m METHOD] [-u PATH] [-b BODY] [-H HEADER] [-t TIMEOUT_MS] "
-                    "[-s STOPFILE] [-o CSV] [-I IDLE] [-S SLOW]\n");
+                    "[-K] [-w] [-m METHOD] [-u PATH] [-b BODY] [-H HEADER] [-t TIMEOUT_MS] "
+                    "[-s STOPFILE] [-o CSV] [-I IDLE] [-S SLOW] [-R BYTES_PER_S]\n");
     exit(2);
 }
 
@@ -524,7 +616,7 @@ main(int argc, char **argv)
     int ch, idle_left, slow_left;
     int64_t end_us, hard_end_us;
 
-    while ((ch = getopt(argc, argv, "p:c:d:n:r:kwm:u:b:H:t:s:o:I:S:h:")) != -1) {
+    while ((ch = getopt(argc, argv, "p:c:d:n:r:kKwm:u:b:H:t:s:o:I:S:R:h:")) != -1) {
         switch (ch) {
         case 'p':
             opt.port = atoi(optarg);
@@ -546,6 +638,9 @@ main(int argc, char **argv)
             break;
         case 'k':
             opt.keepalive = 1;
+            break;
+        case 'K':
+            opt.strict = opt.keepalive = 1;
             break;
         case 'w':
             opt.learn_pid = opt.keepalive = 1;
@@ -577,6 +672,9 @@ main(int argc, char **argv)
             break;
         case 'S':
             opt.slow = atoi(optarg);
+            break;
+        case 'R':
+            opt.read_rate = atof(optarg);
             break;
         default:
             usage();
@@ -650,6 +748,8 @@ main(int argc, char **argv)
             pfd[i].revents = 0;
             if (c->state == C_CONNECTING || c->state == C_SENDING)
                 pfd[i].events = POLLOUT;
+            else if (c->state == C_READING && opt.read_rate > 0 && read_budget(c, now) <= 0)
+                pfd[i].fd = -1; /* -R: not yet; the poll's 5 ms tick paces it */
             else if (c->state == C_READING || c->state == C_IDLE_HOLD || c->state == C_SLOW)
                 pfd[i].events = POLLIN;
             else
@@ -680,6 +780,7 @@ main(int argc, char **argv)
                 socklen_t len = sizeof(err);
                 getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
                 if (err || (re & (POLLERR | POLLHUP))) {
+                    st.refused++;
                     finish(c, 0, 0, 1);
                     continue;
                 }

@@ -22,6 +22,7 @@
 #include <event2/http.h>
 
 #include "common/log.h"
+#include "worker/reqhead.h"
 
 enum phase { FRESH, RECEIVING, BUSY, IDLE, LINGERING };
 
@@ -52,8 +53,10 @@ struct conn {
     struct event *deadline;
     struct event *linger; /* LINGERING: reads the duplicate socket */
     enum phase phase;
-    int fd;      /* LINGERING: the duplicate, ours to close */
-    int was_cut; /* shut down here: nothing more will be read */
+    int fd;              /* LINGERING: the duplicate, ours to close */
+    int was_cut;         /* shut down here: nothing more will be read */
+    int retired;         /* closed here by a drain: lingers even with nothing unread */
+    struct reqhead head; /* RECEIVING: the request header's size so far */
     void (*hangup)(void *);
     void *hangup_arg;
 };
@@ -65,15 +68,19 @@ static struct {
     int nfd;
     int n;      /* records alive */
     int active; /* FRESH, RECEIVING or BUSY */
+    int lingering;
     int cap;
     int full;
     int draining;
     time_t last_full_log;
     struct timeval header_timeout;
-    int64_t idle_us;      /* evhttp's idle timeout, 0 for none */
-    uint64_t jitter_rng;  /* xorshift64 state */
-    struct event *attach; /* runs right after evhttp has set a connection up */
-    int pending;          /* records created and not attached yet */
+    struct timeval send_timeout;
+    size_t max_header;              /* 0: evhttp alone enforces it */
+    struct evbuffer *header_reject; /* the raw reply to a header over it */
+    int64_t idle_us;                /* evhttp's idle timeout, 0 for none */
+    uint64_t jitter_rng;            /* xorshift64 state */
+    struct event *attach;           /* runs right after evhttp has set a connection up */
+    int pending;                    /* records created and not attached yet */
     void (*notify)(int full, void *arg);
     void *arg;
 } C;
@@ -82,6 +89,7 @@ static void
 set_phase(struct conn *c, enum phase p)
 {
     C.active += IS_ACTIVE(p) - IS_ACTIVE(c->phase);
+    C.lingering += (p == LINGERING) - (c->phase == LINGERING);
     c->phase = p;
 }
 
@@ -110,6 +118,8 @@ cut(struct conn *c)
 }
 
 static void linger_end(struct conn *c);
+static void drain_close(struct conn *c);
+static void reject_header(struct conn *c);
 
 static void
 on_deadline(evutil_socket_t fd, short what, void *arg)
@@ -120,6 +130,14 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (c->phase == LINGERING) {
         linger_end(c);
+        return;
+    }
+    if (c->phase == RECEIVING && c->head.state == REQHEAD_TOO_LARGE) {
+        reject_header(c);
+        return;
+    }
+    if (c->phase == FRESH && C.draining) {
+        drain_close(c);
         return;
     }
     if (c->phase == FRESH || c->phase == RECEIVING) {
@@ -136,16 +154,26 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
  * at once held a worker's loop for about a second.  Each connection's
  * timeout is stretched by a random part of up to an eighth, which spreads
  * those closes over that eighth (7.5 s for the default 60 s).
+ *
+ * evhttp 2.1 uses that one timeout for reads and writes alike; the write
+ * side is send_timeout instead.  The bufferevent's write timeout is what
+ * nginx's send_timeout is: it runs only while part of a reply waits to be
+ * written and restarts at every write that makes progress, so it cuts a
+ * client that stopped reading (or reads a byte now and then), not a slow
+ * but steady one.  evhttp then frees the connection (see on_closed).
+ * Nothing in evhttp sets a server connection's timeouts again.
  */
 static void
-spread_idle_timeout(struct conn *c)
+set_timeouts(struct conn *c)
 {
     uint64_t x = C.jitter_rng;
     struct timeval tv;
     int64_t us;
 
-    if (C.idle_us <= 0)
+    if (C.idle_us <= 0) {
+        bufferevent_set_timeouts(c->bev, NULL, &C.send_timeout);
         return;
+    }
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
@@ -154,6 +182,47 @@ spread_idle_timeout(struct conn *c)
     tv.tv_sec = (time_t)(us / 1000000);
     tv.tv_usec = (suseconds_t)(us % 1000000);
     evhttp_connection_set_timeout_tv(c->evcon, &tv);
+    bufferevent_set_timeouts(c->bev, &tv, &C.send_timeout);
+}
+
+/*
+ * Counts the bytes of buf from `from` on into the request header's size.
+ * Over max_header_size, evhttp must read no more of it (its own limit is a
+ * backstop above ours) and the answer comes from the loop, at once: as a
+ * JSON 400 through http_dispatch if evhttp completes the request from what
+ * it has already read, else from reject_header.
+ */
+static void
+count_header(struct conn *c, struct evbuffer *buf, size_t from)
+{
+    static const struct timeval now = {0, 0};
+
+    while (C.max_header && c->head.state == REQHEAD_MORE && from < evbuffer_get_length(buf)) {
+        struct evbuffer_iovec v[4];
+        struct evbuffer_ptr pos;
+        int n;
+
+        if (evbuffer_ptr_set(buf, &pos, from, EVBUFFER_PTR_SET) < 0 ||
+            (n = evbuffer_peek(buf, -1, &pos, v, 4)) <= 0)
+            return;
+        for (int i = 0; i < n && i < 4; i++) {
+            reqhead_feed(&c->head, v[i].iov_base, v[i].iov_len, C.max_header);
+            from += v[i].iov_len;
+        }
+    }
+    if (c->head.state == REQHEAD_TOO_LARGE) {
+        bufferevent_disable(c->bev, EV_READ);
+        evtimer_add(c->deadline, &now);
+    }
+}
+
+/* A request has begun on c: its header deadline runs, its header is counted. */
+static void
+begin_request(struct conn *c)
+{
+    evtimer_add(c->deadline, &C.header_timeout);
+    set_phase(c, RECEIVING);
+    reqhead_reset(&c->head);
 }
 
 /* Bytes arrived: the first of a request starts (or keeps) its deadline. */
@@ -162,13 +231,12 @@ on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
     struct conn *c = arg;
 
-    (void)buf;
     if (info->n_added == 0)
         return;
-    if (c->phase == IDLE || c->phase == FRESH) {
-        evtimer_add(c->deadline, &C.header_timeout);
-        set_phase(c, RECEIVING);
-    }
+    if (c->phase == IDLE || c->phase == FRESH)
+        begin_request(c);
+    if (c->phase == RECEIVING)
+        count_header(c, buf, evbuffer_get_length(buf) - info->n_added);
 }
 
 static void
@@ -263,7 +331,7 @@ linger_begin(struct conn *c)
     struct timeval total = {LINGER_TOTAL_MS / 1000, (LINGER_TOTAL_MS % 1000) * 1000};
     int dupfd;
 
-    if (c->was_cut || c->fd < 0 || (c->phase != RECEIVING && !has_unread(c)))
+    if (c->was_cut || c->fd < 0 || (c->phase != RECEIVING && !c->retired && !has_unread(c)))
         return 0;
     dupfd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
     if (dupfd < 0)
@@ -288,6 +356,27 @@ linger_begin(struct conn *c)
     return 1;
 }
 
+/*
+ * A connection closed with part of its reply unwritten (its client took
+ * none of it for send_timeout, or left) is reset: a plain close would have
+ * the kernel go on trickling what it holds to a slow reader, up to
+ * megabytes of socket buffer per connection, long after the worker gave up.
+ */
+static void
+reset_if_unsent(struct conn *c)
+{
+    struct linger reset = {1, 0};
+    size_t unsent = c->bev ? evbuffer_get_length(bufferevent_get_output(c->bev)) : 0;
+
+    if (unsent == 0 || c->fd < 0)
+        return;
+    log_debug("connection %d closes with %zu byte(s) of its reply unsent (send_timeout %ld s): "
+              "resetting it",
+              c->fd, unsent, (long)C.send_timeout.tv_sec);
+    setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    c->was_cut = 1; /* no lingering close either */
+}
+
 /* evhttp frees the connection: exactly once, whatever the cause. */
 static void
 on_closed(struct evhttp_connection *evcon, void *arg)
@@ -296,6 +385,7 @@ on_closed(struct evhttp_connection *evcon, void *arg)
     void (*hangup)(void *) = c->hangup;
 
     (void)evcon;
+    reset_if_unsent(c);
     if (c->input_cb)
         evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->input_cb);
     c->input_cb = NULL;
@@ -345,7 +435,7 @@ attach_pending(evutil_socket_t fd, short what, void *arg)
         if (c->fd >= 0 && c->fd < C.nfd)
             C.byfd[c->fd] = c;
         evhttp_connection_set_closecb(c->evcon, on_closed, c);
-        spread_idle_timeout(c);
+        set_timeouts(c);
         c->input_cb = evbuffer_add_cb(bufferevent_get_input(c->bev), on_input, c);
         bufferevent_decref(c->bev); /* evhttp's own reference keeps it */
     }
@@ -399,6 +489,75 @@ conn_bevcb(struct event_base *base, void *arg)
     return c->bev;
 }
 
+/*
+ * Draining, a connection with no request under way has DRAIN_GRACE_MS to
+ * begin one (it is then served, with "Connection: close"), and the drain
+ * waits for it.  That is every idle kept-alive connection when the drain
+ * begins, and every one whose reply was written after: a reply begun
+ * before the drain went out without "Connection: close", so its client,
+ * rightly, sends its next request on the same connection.  Cutting such a
+ * connection at once lost that request (the client read the end of the
+ * stream instead of an answer) or, worse, the request still reached evhttp
+ * from the socket's buffer and was run, a comment stored, with no way left
+ * to answer it.
+ */
+static void
+give_grace(struct conn *c)
+{
+    struct timeval grace = {DRAIN_GRACE_MS / 1000, (DRAIN_GRACE_MS % 1000) * 1000};
+
+    set_phase(c, FRESH);
+    evtimer_add(c->deadline, &grace);
+}
+
+/*
+ * The grace is over and no byte of a request came, or so evhttp thinks:
+ * the first bytes may be in the socket, unread, in this very loop pass,
+ * and then the request has begun (it gets the header deadline, and is
+ * served).  Otherwise the connection is closed the way its client can
+ * tell before it sends: through evhttp, which frees it at once (this runs
+ * from a timer, in no callback of evhttp's), and with a lingering close
+ * (see linger_begin), so a request its client sent at that very moment is
+ * read and thrown away, never run, and the client reads the end of the
+ * stream rather than a reset.
+ */
+static void
+drain_close(struct conn *c)
+{
+    if (!c->evcon)
+        return; /* never attached: evhttp has dropped it already */
+    if (has_unread(c)) {
+        begin_request(c);
+        return;
+    }
+    log_debug("connection %d idle through the drain's grace: closing it", c->fd);
+    c->retired = 1;
+    evhttp_connection_free(c->evcon); /* on_closed runs: c lingers or is freed */
+}
+
+/*
+ * A header over max_header_size that evhttp has not completed: the client
+ * gets the JSON 400, written straight to the socket (no request is under
+ * way, so evhttp has nothing of its own to write on it), and a lingering
+ * close, as it may still be sending the rest.  Unless evhttp found the
+ * header malformed in the same read and is sending its own 400 already:
+ * that one then goes alone, and evhttp closes after it.
+ */
+static void
+reject_header(struct conn *c)
+{
+    size_t len = evbuffer_get_length(C.header_reject);
+
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+        return;
+
+    log_debug("connection %d: request header over %zu bytes: 400", c->fd, C.max_header);
+    if (send(c->fd, evbuffer_pullup(C.header_reject, -1), len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+        log_debug("connection %d: cannot send the 400: %s", c->fd, strerror(errno));
+    c->retired = 1;
+    evhttp_connection_free(c->evcon); /* on_closed runs: c lingers */
+}
+
 void
 conn_request_begin(struct evhttp_connection *evcon, void (*hangup)(void *), void *arg)
 {
@@ -433,13 +592,13 @@ conn_request_end(struct evhttp_connection *evcon)
     c->hangup = NULL;
     if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0) {
         /* The next request (pipelined) has begun already. */
-        evtimer_add(c->deadline, &C.header_timeout);
-        set_phase(c, RECEIVING);
+        begin_request(c);
+        count_header(c, bufferevent_get_input(c->bev), 0);
         return;
     }
     set_phase(c, IDLE);
     if (C.draining)
-        cut(c);
+        give_grace(c);
     else if (C.notify)
         C.notify(-1, C.arg);
 }
@@ -447,15 +606,10 @@ conn_request_end(struct evhttp_connection *evcon)
 void
 conn_drain(void)
 {
-    struct timeval grace = {DRAIN_GRACE_MS / 1000, (DRAIN_GRACE_MS % 1000) * 1000};
-
     C.draining = 1;
-    for (struct conn *c = C.all; c; c = c->next) {
-        if (c->phase == IDLE)
-            set_phase(c, FRESH); /* the drain waits for it, at most the grace */
-        if (c->phase == FRESH)
-            evtimer_add(c->deadline, &grace);
-    }
+    for (struct conn *c = C.all; c; c = c->next)
+        if (c->phase == IDLE || c->phase == FRESH)
+            give_grace(c);
 }
 
 int
@@ -471,7 +625,38 @@ conn_active(void)
 }
 
 int
-conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout,
+conn_lingering(void)
+{
+    return C.lingering;
+}
+
+void
+conn_set_max_header(size_t max, struct evbuffer *reply)
+{
+    if (C.header_reject)
+        evbuffer_free(C.header_reject);
+    C.max_header = reply ? max : 0;
+    C.header_reject = reply;
+}
+
+int
+conn_header_too_large(struct evhttp_connection *evcon)
+{
+    struct conn *c = conn_of(evcon);
+
+    return c && c->head.state == REQHEAD_TOO_LARGE;
+}
+
+int
+conn_is_cut(struct evhttp_connection *evcon)
+{
+    struct conn *c = conn_of(evcon);
+
+    return c && c->was_cut;
+}
+
+int
+conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout, int send_timeout,
           void (*notify)(int full, void *arg), void *arg)
 {
     struct rlimit rl;
@@ -480,6 +665,7 @@ conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout
     C.base = base;
     C.cap = cap;
     C.header_timeout.tv_sec = header_timeout;
+    C.send_timeout.tv_sec = send_timeout;
     C.idle_us = idle_timeout > 0 ? (int64_t)idle_timeout * 1000000 : 0;
     C.jitter_rng = ((uint64_t)getpid() << 32 ^ (uint64_t)time(NULL)) | 1;
     C.notify = notify;
@@ -509,6 +695,8 @@ conn_shutdown(void)
     }
     if (C.attach)
         event_free(C.attach);
+    if (C.header_reject)
+        evbuffer_free(C.header_reject);
     free(C.byfd);
     memset(&C, 0, sizeof(C));
 }

@@ -23,11 +23,15 @@
  * frees it as it would for a client that hung up).  Draining gives IDLE
  * and FRESH connections a second to begin a request (served, then closed)
  * and lets the others finish theirs; every reply then says
- * "Connection: close".  A LINGERING connection is only a socket kept
- * open to read and discard what its client still sends (the rest of a
- * body that got an early 413), so that closing it does not reset the
- * connection before the client has read its reply; it does not hold up
- * a drain, but counts against the cap.
+ * "Connection: close", and a connection whose reply was begun before the
+ * drain (so went without it) gets that second once the reply is written.
+ * One that sends nothing in its second is closed with a lingering close.
+ * A LINGERING connection is only a socket kept open to read and discard
+ * what its client still sends (the rest of a body that got an early 413,
+ * a request sent as a drain closed it), so that closing it does not reset
+ * the connection before the client has read its reply or the end of the
+ * stream; it counts against the cap, and a draining worker waits for it
+ * (it lasts 5 s of silence at most).
  *
  * Ownership: evhttp owns the connections; this module owns one small
  * record per connection, freed in the close callback (or when a lingering
@@ -36,8 +40,11 @@
 #ifndef CONDUITD_CONN_H
 #define CONDUITD_CONN_H
 
+#include <stddef.h>
+
 struct bufferevent;
 struct event_base;
+struct evbuffer;
 struct evhttp_connection;
 
 /*
@@ -48,12 +55,25 @@ struct evhttp_connection;
  * byte of a keep-alive request, to the complete request.  idle_timeout:
  * evhttp's timeout (set with evhttp_set_timeout), which each connection
  * gets stretched by a random part of up to an eighth, so that thousands
- * opened in one burst do not all close in one loop pass.  -1 on failure.
+ * opened in one burst do not all close in one loop pass.  send_timeout:
+ * seconds a reply may wait for its client to take more of it (counted
+ * between two writes); the connection is then reset.  -1 on failure.
  */
 int conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout,
-              void (*notify)(int full, void *arg), void *arg);
+              int send_timeout, void (*notify)(int full, void *arg), void *arg);
 /* After evhttp_free(): frees what is left. */
 void conn_shutdown(void);
+
+/*
+ * max_header_size, enforced here (see reqhead.h): a request whose header
+ * grows over max bytes is read no further; reply (owned from here on) is
+ * the raw HTTP response sent when evhttp has not completed that request,
+ * else http_dispatch answers it (conn_header_too_large).  evhttp's own
+ * limit must be set above max.
+ */
+void conn_set_max_header(size_t max, struct evbuffer *reply);
+/* Is the request just dispatched one whose header was over the limit? */
+int conn_header_too_large(struct evhttp_connection *evcon);
 
 /* For evhttp_set_bevcb(). */
 struct bufferevent *conn_bevcb(struct event_base *base, void *arg);
@@ -71,8 +91,16 @@ void conn_request_end(struct evhttp_connection *evcon);
 /* Draining: close the idle connections now, the others after their request. */
 void conn_drain(void);
 
-/* Connections open, and those with a request under way (not idle). */
+/* Connections open, those with a request under way (not idle), those lingering. */
 int conn_count(void);
 int conn_active(void);
+int conn_lingering(void);
+
+/*
+ * Was the connection shut down here (its request not complete by the
+ * header deadline)?  A request evhttp still reads from it afterwards
+ * cannot be answered, so it must not be run.
+ */
+int conn_is_cut(struct evhttp_connection *evcon);
 
 #endif

@@ -54,6 +54,8 @@ on_close(void *arg)
 
 static struct http_ctx *live; /* every ctx not yet answered */
 
+#define HEADER_TOO_LARGE "request header too large"
+
 static void
 ctx_free(struct http_ctx *c)
 {
@@ -99,6 +101,17 @@ http_dispatch(struct evhttp_request *req, void *arg)
     c->start_ms = scoreboard_now_ms();
     worker_request_begin(w);
     conn_request_begin(c->conn, on_close, c);
+    if (conn_is_cut(c->conn)) {
+        /* Its reply cannot reach the client: a write must not be run. */
+        http_error(c, 408, "request not complete in time");
+        return;
+    }
+    if (conn_header_too_large(c->conn)) {
+        /* Complete in what evhttp read before the count stopped it. */
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+        http_error(c, 400, HEADER_TOO_LARGE);
+        return;
+    }
 
     r = router_match(routes, nroutes, c->method, path && *path ? path : "/", &c->match);
     switch (r) {
@@ -184,14 +197,45 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
     ctx_free(c);
 }
 
+/* The error envelope, {"errors":{"body":[msg]}}, appended to b. */
+static void
+error_body(struct evbuffer *b, const char *msg)
+{
+    evbuffer_add(b, "{\"errors\":{\"body\":[", 19);
+    json_out_cstr(b, msg);
+    evbuffer_add(b, "]}}", 3);
+}
+
+struct evbuffer *
+http_header_too_large_reply(void)
+{
+    struct evbuffer *body = evbuffer_new(), *r = evbuffer_new();
+    int ok = body && r;
+
+    if (ok) {
+        error_body(body, HEADER_TOO_LARGE);
+        ok = evbuffer_add_printf(r,
+                                 "HTTP/1.1 400 Bad Request\r\n"
+                                 "Content-Type: application/json; charset=utf-8\r\n"
+                                 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                                 evbuffer_get_length(body)) >= 0 &&
+             evbuffer_add_buffer(r, body) == 0;
+    }
+    if (body)
+        evbuffer_free(body);
+    if (!ok && r) {
+        evbuffer_free(r);
+        r = NULL;
+    }
+    return r;
+}
+
 static void
 send_error(struct http_ctx *c, int status, const char *msg, int retry_after)
 {
     struct evbuffer *b = worker_scratch(c->w);
 
-    evbuffer_add(b, "{\"errors\":{\"body\":[", 19);
-    json_out_cstr(b, msg);
-    evbuffer_add(b, "]}}", 3);
+    error_body(b, msg);
     if (retry_after && c->req)
         evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", "1");
     http_reply(c, status, b);

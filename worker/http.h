@@ -68,6 +68,13 @@ void http_error(struct http_ctx *c, int status, const char *msg);
 /* As http_error, with a Retry-After header: the 503 of an unavailable database. */
 void http_unavailable(struct http_ctx *c, const char *msg);
 
+/*
+ * The raw response (status line, headers, JSON error envelope) to a
+ * request header over max_header_size that evhttp never completed, for
+ * conn_set_max_header; NULL when out of memory.
+ */
+struct evbuffer *http_header_too_large_reply(void);
+
 /* The i-th path parameter of the route, decoded; len may be NULL. */
 const char *http_param(const struct http_ctx *c, int i, size_t *len);
 

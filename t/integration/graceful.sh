@@ -2,7 +2,8 @@
 # TERM lets an in-flight slow request finish, refuses new connections and
 # exits within the graceful timeout, alone and under load; INT stops at once,
 # Ctrl-C (INT to the whole process group) too, without a worker "dying".
-# A worker sent INT alone stops after a second and is replaced.
+# A worker sent INT alone stops after a second and is replaced.  Strict
+# kept-alive clients that read and write lose no request to a TERM.
 . "$top_srcdir/t/lib.sh"
 has_test_hooks || skip "built without --enable-test-hooks"
 
@@ -123,4 +124,21 @@ kill -INT "$victim"
 check "a worker sent SIGINT alone stops" wait_for 5 sh -c "! kill -0 $victim 2>/dev/null"
 check "and is replaced" wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 2 ]"
 check "the master says it did not ask" grep -q "pid $victim) stopped, though the master did not ask" "$T/conduitd.log"
+stop_pid "$CONDUITD_PID"
+CONDUITD_PID=
+
+# TERM under strict kept-alive clients (see strict_start in t/lib.sh): a
+# request read is answered (with "Connection: close"), a comment stored is
+# a comment answered; the only failures are the new connections refused
+# after it, by clients that followed the close.
+pg_start
+conduitd_start -w 2 --bcrypt-cost 4 --graceful-timeout 10
+strict_setup
+strict_start term_strict 4 4 2
+sleep 1.2
+kill -TERM "$CONDUITD_PID"
+wait "$CONDUITD_PID"
+is "TERM under strict clients: the master exits 0" "$?" 0
+CONDUITD_PID=
+strict_wait term_strict stop
 done_testing

@@ -1,16 +1,21 @@
 #!/bin/sh
 # TTIN adds a worker, TTOU removes one, never below one; under a bounded
 # load (a new connection per request, and kept-alive ones), no request
-# fails while workers come and go.
+# fails while workers come and go.  Strict kept-alive clients that read
+# and write (see strict_start in t/lib.sh) lose no request either, and
+# every comment stored was answered.
 . "$top_srcdir/t/lib.sh"
 
 count_is() { [ "$(worker_count)" -eq "$1" ]; }
-conduitd_start -w 2
+pg_start
+conduitd_start -w 2 --bcrypt-cost 4
+strict_setup
 wait_for 5 count_is 2
 load_start close -c 6 -r 500 -d 5 -u /healthz -t 5000
 close_pid=$LOAD_PID
 load_start keep -k -c 4 -r 500 -d 5 -u /healthz -t 5000
 keep_pid=$LOAD_PID
+strict_start strict 4 4 5
 sleep 0.3
 kill -TTIN "$CONDUITD_PID"
 wait_for 5 count_is 3
@@ -32,6 +37,7 @@ check "the load was real (over 1500 requests)" [ "$L_requests" -gt 1500 ]
 load_wait keep "$keep_pid"
 note "the same on kept-alive connections: $L_requests requests, $L_failed failed"
 is "0 failed requests (kept-alive connections)" "$L_failed" 0
+strict_wait strict
 kill -TTOU "$CONDUITD_PID"
 sleep 1
 is "TTOU never goes below 1" "$(worker_count)" 1

@@ -84,6 +84,7 @@ START_TEST(test_defaults)
     ck_assert_int_eq(cfg.max_body_size, 1048576);
     ck_assert_int_eq(cfg.max_header_size, 16384);
     ck_assert_int_eq(cfg.idle_timeout, 60);
+    ck_assert_int_eq(cfg.send_timeout, 60);
     ck_assert_ptr_null(cfg.db);
     ck_assert_int_eq(cfg.pool, 4);
     ck_assert_int_eq(cfg.pool_queue, 1024);
@@ -132,6 +133,7 @@ START_TEST(test_good_file)
                           "max_body_size = 1024\n"
                           "max_header_size = 1048576\n"
                           "idle_timeout = 5\n"
+                          "send_timeout = 9\n"
                           "db = host=/tmp dbname=conduit\n"
                           "pool = 8 # eight per worker\n"
                           "pool_queue = 0\n"
@@ -160,6 +162,7 @@ START_TEST(test_good_file)
     ck_assert_int_eq(cfg.max_body_size, 1024);
     ck_assert_int_eq(cfg.max_header_size, 1048576);
     ck_assert_int_eq(cfg.idle_timeout, 5);
+    ck_assert_int_eq(cfg.send_timeout, 9);
     ck_assert_str_eq(cfg.db, "host=/tmp dbname=conduit"); /* '=' in a value is kept */
     ck_assert_int_eq(cfg.pool, 8);
     ck_assert_int_eq(cfg.pool_queue, 0);

@@ -171,6 +171,7 @@ START_TEST(test_setting_flags)
         {"--max-body-size", "4096", "max_body_size", "4096"},
         {"--max-header-size", "8192", "max_header_size", "8192"},
         {"--idle-timeout", "7", "idle_timeout", "7"},
+        {"--send-timeout", "8", "send_timeout", "8"},
         {"--db", "dbname=x", "db", "dbname=x"},
         {"--pool", "2", "pool", "2"},
         {"--pool-queue", "9", "pool_queue", "9"},
