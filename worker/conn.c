@@ -119,6 +119,7 @@ cut(struct conn *c)
 
 static void linger_end(struct conn *c);
 static void drain_close(struct conn *c);
+static void give_grace(struct conn *c);
 static void reject_header(struct conn *c);
 
 static void
@@ -436,6 +437,9 @@ attach_pending(evutil_socket_t fd, short what, void *arg)
             C.byfd[c->fd] = c;
         evhttp_connection_set_closecb(c->evcon, on_closed, c);
         set_timeouts(c);
+        /* Accepted while a drain closes its listeners: served like an idle one. */
+        if (C.draining)
+            give_grace(c);
         c->input_cb = evbuffer_add_cb(bufferevent_get_input(c->bev), on_input, c);
         bufferevent_decref(c->bev); /* evhttp's own reference keeps it */
     }

@@ -3,7 +3,9 @@
 # exits within the graceful timeout, alone and under load; INT stops at once,
 # Ctrl-C (INT to the whole process group) too, without a worker "dying".
 # A worker sent INT alone stops after a second and is replaced.  Strict
-# kept-alive clients that read and write lose no request to a TERM.
+# kept-alive clients that read and write lose no request to a TERM, and
+# connections waiting in the accept queue when TERM comes are served, not
+# reset.
 . "$top_srcdir/t/lib.sh"
 has_test_hooks || skip "built without --enable-test-hooks"
 
@@ -141,4 +143,28 @@ wait "$CONDUITD_PID"
 is "TERM under strict clients: the master exits 0" "$?" 0
 CONDUITD_PID=
 strict_wait term_strict stop
+# Connections the kernel completed but no worker accepted yet when TERM
+# comes: the one worker is busy (/debug/spin), so they wait in the accept
+# queue, their requests sent.  Closing the listener then would reset them;
+# the drain accepts them first and answers them ("Connection: close").
+conduitd_start -w 1 --graceful-timeout 10
+curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$BASE/debug/spin?ms=1500" >"$T/spin.code" &
+spin=$!
+sleep 0.3
+# The worker's copy of TERM waits for the spin; so do these connections,
+# made after the master has closed its own listener but while the worker's
+# is still open.
+kill -TERM "$CONDUITD_PID"
+sleep 0.2
+qpids=
+for i in 1 2 3 4 5 6; do
+    curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$BASE/healthz" >"$T/queued.$i" 2>/dev/null &
+    qpids="$qpids $!"
+done
+wait $spin $qpids
+wait "$CONDUITD_PID"
+CONDUITD_PID=
+is "the busy request finished" "$(cat "$T/spin.code")" 200
+is "the 6 connections queued at TERM were all answered 200" \
+    "$(for i in 1 2 3 4 5 6; do printf '%s ' "$(cat "$T/queued.$i")"; done)" "200 200 200 200 200 200 "
 done_testing
