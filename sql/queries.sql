@@ -795,9 +795,12 @@ SELECT a.slug, a.title, a.description,
 -- -> zero rows (404) or one row: article columns 0..11, 12 body, with
 -- favorited false and favorites_count as this statement's commit leaves
 -- it, 13 caller_gone bool.  The article row is locked first, as in
--- favorite: a delete that finds its row already deleted by the same user
--- racing (committed while this one waited) deletes nothing, and the count
--- read is the one after that delete.
+-- favorite, and the count read is the one the last writer committed.  The
+-- delete runs after the lock with its own snapshot, in
+-- conduit_favorite_delete(): a favorite by the same user that committed
+-- while this statement waited is deleted (a DELETE here would not see it,
+-- and answered "false" with the favorite stored and counted); a row the
+-- same user's other unfavorite already deleted is not counted twice.
 WITH me AS MATERIALIZED (
     -- The caller gone (see the top): one probe, whatever reads it.
     SELECT $2::int8 IS NOT NULL
@@ -805,9 +808,7 @@ WITH me AS MATERIALIZED (
 ), a AS (
     SELECT * FROM articles WHERE slug = $1::text FOR NO KEY UPDATE
 ), del AS (
-    DELETE FROM favorites f USING a
-     WHERE f.user_id = $2::int8 AND f.article_id = a.id
-    RETURNING 1
+    SELECT conduit_favorite_delete($2::int8, a.id) AS n FROM a
 )
 SELECT a.slug, a.title, a.description,
        coalesce((SELECT string_agg(s.name, E'\x1f' ORDER BY s.name COLLATE "C")
@@ -815,7 +816,7 @@ SELECT a.slug, a.title, a.description,
                            FROM article_tags atg WHERE atg.article_id = a.id) s), '') AS tag_list,
        a.created_at, a.updated_at,
        false AS favorited,
-       (a.favorites_count - (SELECT count(*) FROM del))::int8 AS favorites_count,
+       (a.favorites_count - coalesce((SELECT n FROM del), 0))::int8 AS favorites_count,
        u.username, u.bio, u.image,
        coalesce((SELECT true FROM follows fo
                   WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id), false) AS following,

@@ -397,6 +397,25 @@ BEGIN
 END
 $fn$;
 
+-- Deletes the favorite (viewer, article) and returns how many rows it
+-- deleted (0 or 1).  unfavorite calls it once it holds the article's row
+-- lock.  It is a VOLATILE function so its DELETE takes a fresh snapshot:
+-- when unfavorite waited on that lock for a favorite of the same user and
+-- article, the row that favorite committed is seen and deleted, not
+-- missed as by a DELETE working from the statement's starting snapshot
+-- (which then answered "not favorited" while the favorite stayed, and
+-- counted it).
+CREATE FUNCTION conduit_favorite_delete(viewer bigint, article bigint) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    n bigint;
+BEGIN
+    DELETE FROM favorites f WHERE f.user_id = viewer AND f.article_id = article;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$fn$;
+
 -- Replaces the tags of one article by the E'\x1f'-joined list names (NULL:
 -- leaves them) and returns its tag list, sorted by byte order and joined by
 -- E'\x1f' ('' for none).  article_update calls it after locking the

@@ -9,6 +9,8 @@
 #   - one user, 10 fresh articles, 50 parallel favorites of each: every
 #     answer favorited true, favoritesCount 1; then 50 parallel
 #     unfavorites of each: every answer false, 0;
+#   - the same user favorites and unfavorites 10 articles at once: every
+#     answer is "true 1" or "false 0", a state that existed;
 #   - 20 users favorite one fresh article at once (5 articles): the counts
 #     they are answered are exactly 1..20, each the count its own commit
 #     left (commits on one article are serialized); then they all
@@ -83,6 +85,25 @@ is "unfavorite x$PAR x10: every answer says not favorited, 0" \
     "$(answers unfav '"\(.article.favorited) \(.article.favoritesCount)"')" "$N false 0;"
 is "unfavorite: nothing stored" \
     "$(psql -X -A -t -c "select (select count(*) from favorites), (select sum(favorites_count) from articles)")" "0|0"
+
+# ------------------------------------------------------------ one user, toggling
+# The same user favorites and unfavorites 10 fresh articles at once (25
+# of each per article, all in flight together).  Only this user favorites
+# them, so after any commit an article's count is 1 exactly when the
+# user's favorite exists: every answer must say "true 1" or "false 0".
+SLUGS=$(articles 10 "Toggle race")
+race tfav POST "$RACER" "/api/articles/{$SLUGS}/favorite?k=[1-25]" &
+tfav=$!
+race tunfav DELETE "$RACER" "/api/articles/{$SLUGS}/favorite?k=[1-25]" &
+tunfav=$!
+wait "$tfav"
+wait "$tunfav"
+is "favorite and unfavorite x25 x10 at once: every status" "$(statuses tfav)$(statuses tunfav)" "250 200;250 200;"
+is "favorite and unfavorite x25 x10 at once: every answer a state that was stored" \
+    "$(for n in tfav tunfav; do answers $n '"\(.article.favorited) \(.article.favoritesCount)"'; done |
+       tr ';' '\n' | grep -v -e '^[0-9]* true 1$' -e '^[0-9]* false 0$' -e '^$' | tr '\n' ';')" ""
+is "and every count stored matches its rows" \
+    "$(psql -X -A -t -c "select count(*) from articles a where title like 'Toggle race%' and favorites_count <> (select count(*) from favorites f where f.article_id = a.id)")" 0
 
 # ------------------------------------------------------------ many users, one article
 NU=20
