@@ -397,6 +397,25 @@ BEGIN
 END
 $fn$;
 
+-- Deletes the favorite (viewer, article) and returns how many rows it
+-- deleted (0 or 1).  unfavorite calls it once it holds the article's row
+-- lock.  It is a VOLATILE function so its DELETE takes a fresh snapshot:
+-- when unfavorite waited on that lock for a favorite of the same user and
+-- article, the row that favorite committed is seen and deleted, not
+-- missed as by a DELETE working from the statement's starting snapshot
+-- (which then answered "not favorited" while the favorite stayed, and
+-- counted it).
+CREATE FUNCTION conduit_favorite_delete(viewer bigint, article bigint) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    n bigint;
+BEGIN
+    DELETE FROM favorites f WHERE f.user_id = viewer AND f.article_id = article;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$fn$;
+
 -- Replaces the tags of one article by the E'\x1f'-joined list names (NULL:
 -- leaves them) and returns its tag list, sorted by byte order and joined by
 -- E'\x1f' ('' for none).  article_update calls it after locking the
@@ -536,18 +555,28 @@ $fn$;
 -- Only sessions with conduit.cache_notify = on send them (conduitd sets it
 -- on its pool connections when --cache and --cache-sync are on), so a
 -- deployment without caches pays nothing.  Every instance writing to one
--- database must then run with the same cache settings.
+-- database must then run with the same cache settings.  The one exception
+-- is the delete of a user, which no endpoint makes: an operator's session
+-- does, and the token of that user must stop working at once (the cache
+-- holds the user behind a token), so it is sent from any session.
+CREATE FUNCTION conduit_cache_send(key text) RETURNS void
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    -- A payload must stay under 8000 bytes: a key too long for it
+    -- (usernames are at most 64 bytes through the API) drops everything.
+    IF octet_length(key) > 4000 THEN
+        key := '*';
+    END IF;
+    PERFORM pg_notify('conduit_cache',
+                      (extract(epoch FROM clock_timestamp()) * 1000000)::int8 || ' ' || key);
+END
+$fn$;
+
 CREATE FUNCTION conduit_cache_notify(key text) RETURNS void
 LANGUAGE plpgsql AS $fn$
 BEGIN
     IF current_setting('conduit.cache_notify', true) = 'on' THEN
-        -- A payload must stay under 8000 bytes: a key too long for it
-        -- (usernames are at most 64 bytes through the API) drops everything.
-        IF octet_length(key) > 4000 THEN
-            key := '*';
-        END IF;
-        PERFORM pg_notify('conduit_cache',
-                          (extract(epoch FROM clock_timestamp()) * 1000000)::int8 || ' ' || key);
+        PERFORM conduit_cache_send(key);
     END IF;
 END
 $fn$;
@@ -560,6 +589,28 @@ BEGIN
     IF NEW.username IS DISTINCT FROM OLD.username THEN
         PERFORM conduit_cache_notify('p:' || NEW.username);
     END IF;
+    RETURN NULL;
+END
+$fn$;
+
+-- Statement-level, AFTER DELETE (old_rows): what the cache holds of each
+-- deleted user, u:<id> (the user behind a token), p:<username> and
+-- f:<id> (kept only for a viewer who exists: see profile_followees), from
+-- any session.  A delete of more than 100 users drops everything instead.
+CREATE FUNCTION conduit_cache_users_delete() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    r record;
+BEGIN
+    IF (SELECT count(*) FROM (SELECT 1 FROM old_rows LIMIT 101) x) > 100 THEN
+        PERFORM conduit_cache_send('*');
+        RETURN NULL;
+    END IF;
+    FOR r IN SELECT id, username FROM old_rows LOOP
+        PERFORM conduit_cache_send('u:' || r.id);
+        PERFORM conduit_cache_send('p:' || r.username);
+        PERFORM conduit_cache_send('f:' || r.id);
+    END LOOP;
     RETURN NULL;
 END
 $fn$;
@@ -696,6 +747,9 @@ CREATE TRIGGER conduit_cache_users
     WHEN (OLD.username IS DISTINCT FROM NEW.username OR OLD.email IS DISTINCT FROM NEW.email
           OR OLD.bio IS DISTINCT FROM NEW.bio OR OLD.image IS DISTINCT FROM NEW.image)
     EXECUTE FUNCTION conduit_cache_users();
+CREATE TRIGGER conduit_cache_users_delete
+    AFTER DELETE ON users REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_cache_users_delete();
 CREATE TRIGGER conduit_cache_follows
     AFTER INSERT OR DELETE ON follows
     FOR EACH ROW EXECUTE FUNCTION conduit_cache_follows();

@@ -149,6 +149,14 @@ CONF
     export DB
 }
 
+# db_digest: one digest of every row of every table (a request that must
+# change nothing leaves it as it was).
+db_digest() {
+    for _t in users articles tags article_tags favorites follows comments; do
+        psql -X -A -t -c "select count(*), md5(coalesce(string_agg(t::text, '|' order by t::text), '')) from $_t t"
+    done | md5sum | cut -c1-32
+}
+
 pg_ctl_start() {
     as_pg "$PG_BINDIR/pg_ctl" -D "$T/pg/data" -l "$T/pg/log" -w -t 30 \
         -o "-p $PGPORT" start >/dev/null

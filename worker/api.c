@@ -51,13 +51,30 @@ api_fk_gone(struct http_ctx *c, enum db_status st, const PGresult *res)
     constraint = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
     for (size_t i = 0; constraint && i < sizeof(caller_fkeys) / sizeof(caller_fkeys[0]); i++) {
         if (strcmp(constraint, caller_fkeys[i]) == 0) {
-            http_error(c, 401, "token invalid: no such user");
+            api_no_caller(c);
             return 1;
         }
     }
     /* The article or the user written about went away under the write. */
     http_error(c, 404, "not found");
     return 1;
+}
+
+int
+api_caller_gone(struct http_ctx *c, const PGresult *res)
+{
+    int col = PQfnumber(res, "caller_gone");
+
+    if (col < 0 || PQntuples(res) == 0 || !db_bool(res, 0, col))
+        return 0;
+    api_no_caller(c);
+    return 1;
+}
+
+void
+api_no_caller(struct http_ctx *c)
+{
+    http_error(c, 401, "token invalid: no such user");
 }
 
 void

@@ -59,6 +59,17 @@ int api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res);
  */
 int api_fk_gone(struct http_ctx *c, enum db_status st, const PGresult *res);
 
+/*
+ * For the callback of a route that takes a token: the result's caller_gone
+ * column (sql/queries.sql, "The caller gone") says the token's user no
+ * longer exists.  Answers 401 and returns 1 then, else 0 (also when the
+ * query has no such column or no row).
+ */
+int api_caller_gone(struct http_ctx *c, const PGresult *res);
+
+/* The 401 for a valid token whose user row is gone. */
+void api_no_caller(struct http_ctx *c);
+
 /* Sends the query with the ctx as the callback argument. */
 void api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb);
 

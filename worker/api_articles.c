@@ -234,7 +234,7 @@ on_list(void *arg, enum db_status st, const PGresult *res)
     struct evbuffer *b;
     int n, first = 1;
 
-    if (api_db_failed(c, st, res))
+    if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
     n = PQntuples(res);
     if (n == 0) {
@@ -351,7 +351,7 @@ on_article(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
 
-    if (api_fk_gone(c, st, res) || api_db_failed(c, st, res))
+    if (api_fk_gone(c, st, res) || api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
     if (PQntuples(res) == 0) {
         http_error(c, 404, "article not found");
@@ -405,7 +405,7 @@ on_deleted(void *arg, enum db_status st, const PGresult *res)
         api_query(c, SQL_ARTICLE_DELETE, params, on_deleted);
         return;
     }
-    if (api_db_failed(c, st, res))
+    if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
     if (PQntuples(res) == 0) {
         http_error(c, 404, "article not found");
@@ -436,7 +436,7 @@ on_created(void *arg, enum db_status st, const PGresult *res)
         return;
     if (PQntuples(res) == 0) {
         /* The insert happened but the author's row was not found: gone. */
-        http_error(c, 401, "token invalid: no such user");
+        api_no_caller(c);
         return;
     }
     drop_cached_tags(c);
@@ -477,7 +477,7 @@ on_updated(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
 
-    if (retry_once(c, st, res, on_updated) || api_db_failed(c, st, res))
+    if (retry_once(c, st, res, on_updated) || api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
     if (PQntuples(res) == 0) {
         http_error(c, 404, "article not found");

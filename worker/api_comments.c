@@ -21,7 +21,7 @@ on_list(void *arg, enum db_status st, const PGresult *res)
     struct evbuffer *b;
     int n;
 
-    if (api_db_failed(c, st, res))
+    if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
     n = PQntuples(res);
     if (n == 0) {
@@ -67,7 +67,7 @@ on_created(void *arg, enum db_status st, const PGresult *res)
     struct http_ctx *c = arg;
     struct evbuffer *b;
 
-    if (api_fk_gone(c, st, res) || api_db_failed(c, st, res))
+    if (api_fk_gone(c, st, res) || api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
     if (PQntuples(res) == 0) {
         http_error(c, 404, "article not found");
@@ -106,7 +106,7 @@ on_deleted(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
 
-    if (api_db_failed(c, st, res))
+    if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
     if (PQntuples(res) != 1 || !db_bool(res, 0, 0)) {
         http_error(c, 404, "article not found");

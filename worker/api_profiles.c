@@ -165,11 +165,12 @@ on_profile(void *arg, enum db_status st, const PGresult *res)
     struct http_ctx *c = arg;
     struct cache *k = worker_cache(c->w);
 
-    if (api_db_failed(c, st, res))
+    /* Before any fill: the followees of a viewer who is gone are no value. */
+    if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
     if (k && PQntuples(res) == 1) {
         fill_profile(c, k, res);
-        if (PQnfields(res) > 5)
+        if (PQfnumber(res, "followees") >= 0)
             fill_followees(c, k, res);
     }
     reply_profile(c, res);
@@ -182,7 +183,7 @@ on_follow(void *arg, enum db_status st, const PGresult *res)
     struct http_ctx *c = arg;
     struct cache *k = worker_cache(c->w);
 
-    if (api_fk_gone(c, st, res) || api_db_failed(c, st, res))
+    if (api_fk_gone(c, st, res) || api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
     if (PQntuples(res) == 1 && db_bool(res, 0, 4)) {
         http_error(c, 422, "username: you cannot follow yourself");

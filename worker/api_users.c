@@ -301,7 +301,7 @@ on_user(void *arg, enum db_status st, const PGresult *res)
         return;
     if (PQntuples(res) == 0) {
         /* A valid token for a user that no longer exists. */
-        http_error(c, 401, "token invalid: no such user");
+        api_no_caller(c);
         return;
     }
     if (k) {
@@ -377,7 +377,7 @@ on_updated(void *arg, enum db_status st, const PGresult *res)
     if (reply_taken(c, st, res) || api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
-        http_error(c, 401, "token invalid: no such user");
+        api_no_caller(c);
         return;
     }
     drop_cached_self(c, db_text(res, 0, 1, NULL));

@@ -36,8 +36,9 @@
 static const char start_sql[] =
     "LISTEN conduit_cache;"
     "SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal AND tgname IN "
-    "('conduit_cache_users', 'conduit_cache_follows', 'conduit_cache_tags')";
-#define TRIGGERS_EXPECTED 3
+    "('conduit_cache_users', 'conduit_cache_users_delete', 'conduit_cache_follows', "
+    "'conduit_cache_tags')";
+#define TRIGGERS_EXPECTED 4
 
 enum sync_state { SYNC_DOWN, SYNC_CONNECTING, SYNC_STARTING, SYNC_LISTENING };
 

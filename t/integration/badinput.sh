@@ -9,13 +9,6 @@
 command -v jq >/dev/null || skip "jq not installed"
 command -v openssl >/dev/null || skip "openssl not installed"
 
-TABLES="users articles tags article_tags favorites follows comments"
-db_digest() {
-    for _t in $TABLES; do
-        psql -X -A -t -c "select count(*), md5(coalesce(string_agg(t::text, '|' order by t::text), '')) from $_t t"
-    done | md5sum | cut -c1-32
-}
-
 # raw METHOD PATH [BODY [AUTHORIZATION [EXTRA-CURL-ARGS...]]]: sets STATUS, BODY.
 raw() {
     _m=$1 _p=$2 _b=${3:-} _a=${4:-}

@@ -122,18 +122,18 @@ is "user_update keeping one's own email (new case) works" \
     "$(q user_update "$C" Carol@Example.com '\N' '\N' '\N' '\N' | f1 3)" Carol@Example.com
 
 # ------------------------------------------------------------ profiles
-is "follow: alice follows bob" "$(q follow bob "$A")" "bob|I am bob|NULL|t|f"
-is "follow again is idempotent" "$(q follow bob "$A")" "bob|I am bob|NULL|t|f"
+is "follow: alice follows bob" "$(q follow bob "$A")" "bob|I am bob|NULL|t|f|f"
+is "follow again is idempotent" "$(q follow bob "$A")" "bob|I am bob|NULL|t|f|f"
 is "only one follow row" "$(sql "SELECT count(*) FROM follows WHERE follower_id = $A")" 1
 q follow carol "$A" >/dev/null
 q follow alice "$B" >/dev/null
-is "following oneself: is_self, nothing written" "$(q follow alice "$A")" "alice|NULL|NULL|f|t"
+is "following oneself: is_self, nothing written" "$(q follow alice "$A")" "alice|NULL|NULL|f|t|f"
 is "no self follow row" "$(sql "SELECT count(*) FROM follows WHERE follower_id = followee_id")" 0
 is "follow an unknown user: zero rows (404)" "$(q follow nobody "$A")" ""
 B_ID=$(sql "SELECT id FROM users WHERE username = 'bob'")
-is "profile of bob seen by alice" "$(q profile_get bob "$A")" "bob|I am bob|NULL|t|$B_ID"
-is "profile of bob seen by carol" "$(q profile_get bob "$C")" "bob|I am bob|NULL|f|$B_ID"
-is "profile of bob seen anonymously" "$(q profile_get bob '\N')" "bob|I am bob|NULL|f|$B_ID"
+is "profile of bob seen by alice" "$(q profile_get bob "$A")" "bob|I am bob|NULL|t|$B_ID|f"
+is "profile of bob seen by carol" "$(q profile_get bob "$C")" "bob|I am bob|NULL|f|$B_ID|f"
+is "profile of bob seen anonymously" "$(q profile_get bob '\N')" "bob|I am bob|NULL|f|$B_ID|f"
 row=$(q profile_followees bob "$A" 10)
 is "profile_followees: bob seen by alice" "$(echo "$row" | cut -d'|' -f1-5)" "bob|I am bob|NULL|t|$B_ID"
 is "profile_followees: with alice's followees (bob, carol)" \
@@ -144,8 +144,8 @@ is "profile_followees: '' for a viewer who follows nobody" "$(q profile_followee
 is "profile_followees of an unknown user: zero rows" "$(q profile_followees nobody "$A" 10)" ""
 is "profile of an unknown user: zero rows" "$(q profile_get nobody "$A")" ""
 q follow dave "$C" >/dev/null
-is "unfollow" "$(q unfollow dave "$C")" "dave|NULL|NULL|f|f"
-is "unfollow again is idempotent" "$(q unfollow dave "$C")" "dave|NULL|NULL|f|f"
+is "unfollow" "$(q unfollow dave "$C")" "dave|NULL|NULL|f|f|f"
+is "unfollow again is idempotent" "$(q unfollow dave "$C")" "dave|NULL|NULL|f|f|f"
 is "carol follows nobody now" "$(sql "SELECT count(*) FROM follows WHERE follower_id = $C")" 0
 is "unfollow an unknown user: zero rows" "$(q unfollow nobody "$C")" ""
 
@@ -251,7 +251,7 @@ is "comment_insert returns the comment" "$(q comment_insert zoo "$B" 'x' | awk -
 is "comment_insert on an unknown article: zero rows" "$(q comment_insert nope "$B" x)" ""
 is "comments newest first" "$(q comments_list dragons "$A" | fall 4)" "third second first"
 is "comment author following, alice's view" "$(q comments_list dragons "$A" | fall 8)" "f t t"
-is "comments of an article without any: one row, id NULL" "$(q comments_list five "$A")" "NULL|NULL|NULL|NULL|NULL|NULL|NULL|f"
+is "comments of an article without any: one row, id NULL" "$(q comments_list five "$A")" "NULL|NULL|NULL|NULL|NULL|NULL|NULL|f|f"
 is "comments of an unknown article: zero rows" "$(q comments_list nope "$A")" ""
 sql "INSERT INTO comments (article_id, author_id, body, created_at)
      SELECT (SELECT id FROM articles WHERE slug = 'five'), $D, 'c' || i,
@@ -259,19 +259,19 @@ sql "INSERT INTO comments (article_id, author_id, body, created_at)
        FROM generate_series(1, 130) AS i"
 is "at most the 100 newest comments" "$(q comments_list five "$A" | wc -l | tr -d ' ')" 100
 is "newest first, the oldest 30 left out" "$(q comments_list five "$A" | awk -F'|' 'NR == 1 || NR == 100 { print $4 }' | tr '\n' ' ')" "c130 c31 "
-is "comment_delete by another user: 403 (found, found, not author)" "$(q comment_delete dragons "$c2" "$A")" "t|t|f"
+is "comment_delete by another user: 403 (found, found, not author)" "$(q comment_delete dragons "$c2" "$A")" "t|t|f|f"
 is "and the comment stays" "$(sql "SELECT count(*) FROM comments WHERE id = $c2")" 1
-is "comment_delete under the wrong article: 404 (comment not found)" "$(q comment_delete zoo "$c2" "$B")" "t|f|f"
-is "comment_delete of an unknown article: 404" "$(q comment_delete nope "$c2" "$B")" "f|f|f"
-is "comment_delete of an unknown id: 404" "$(q comment_delete dragons 999999 "$B")" "t|f|f"
-is "comment_delete by its author: deleted" "$(q comment_delete dragons "$c2" "$B")" "t|t|t"
+is "comment_delete under the wrong article: 404 (comment not found)" "$(q comment_delete zoo "$c2" "$B")" "t|f|f|f"
+is "comment_delete of an unknown article: 404" "$(q comment_delete nope "$c2" "$B")" "f|f|f|f"
+is "comment_delete of an unknown id: 404" "$(q comment_delete dragons 999999 "$B")" "t|f|f|f"
+is "comment_delete by its author: deleted" "$(q comment_delete dragons "$c2" "$B")" "t|t|t|f"
 is "gone" "$(sql "SELECT count(*) FROM comments WHERE id = $c2")" 0
-is "deleting it again: 404" "$(q comment_delete dragons "$c2" "$B")" "t|f|f"
+is "deleting it again: 404" "$(q comment_delete dragons "$c2" "$B")" "t|f|f|f"
 
 # ------------------------------------------------------------ update, delete
 is "article_update by another user: one row, is_author false, nothing else (403)" \
     "$(q article_update dragons "$A" hacked Hacked '\N' '\N' '\N')" \
-    "NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|f"
+    "NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|f|f"
 is "and nothing changed" "$(sql "SELECT title FROM articles WHERE slug = 'dragons'")" Dragons
 is "article_update of an unknown slug: zero rows (404)" "$(q article_update nope "$B" '\N' '\N' x '\N' '\N')" ""
 r=$(q article_update dragons "$B" '\N' '\N' 'New description' '\N' '\N')
@@ -290,10 +290,10 @@ is "tags set again" "$(q article_update fresh-title "$B" '\N' '\N' '\N' '\N' "zo
 is "the stored tags agree" "$(q article_get fresh-title "$B" | f1 4)" "new,zoo"
 is "article_update's created_at copy of new tags" \
     "$(sql "SELECT count(*) FROM article_tags x JOIN articles a ON a.id = x.article_id WHERE x.created_at <> a.created_at")" 0
-is "article_delete by another user: is_author false (403)" "$(q article_delete dragons "$A")" f
+is "article_delete by another user: is_author false (403)" "$(q article_delete dragons "$A")" "f|f"
 is "and it stays" "$(sql "SELECT count(*) FROM articles WHERE slug = 'dragons'")" 1
 is "article_delete of an unknown slug: zero rows (404)" "$(q article_delete nope "$B")" ""
-is "article_delete by its author" "$(q article_delete dragons "$B")" t
+is "article_delete by its author" "$(q article_delete dragons "$B")" "t|f"
 is "gone, with its favorites, tags and comments" \
     "$(sql "SELECT count(*) FROM articles WHERE slug = 'dragons'") $(sql "SELECT count(*) FROM favorites f LEFT JOIN articles a ON a.id = f.article_id WHERE a.id IS NULL") $(sql "SELECT count(*) FROM comments WHERE body IN ('first', 'third')")" "0 0 0"
 
@@ -429,6 +429,26 @@ check "and the writes did too (rc $rc)" [ "$rc" = 0 ]
 is "no write failed meanwhile" "$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$T/pgbench2.log")" 0
 is "every counter exact afterwards" "$(counters_ok)" t
 
+# ------------------------------------------------------------ the caller gone
+# A viewer id whose row was deleted: every query given it says so in its
+# caller_gone column (a row even where zero rows would be a 404) and
+# writes nothing.
+GID=$(sql "INSERT INTO users (username, email, password_hash) VALUES ('ghost', 'ghost@x.io', 'x') RETURNING id")
+sql "DELETE FROM users WHERE id = $GID" >/dev/null
+before=$(sql "SELECT (SELECT count(*) FROM favorites), (SELECT count(*) FROM follows), (SELECT count(*) FROM comments)")
+is "caller gone: profile_get" "$(q profile_get bob "$GID" | f1 6)" t
+is "caller gone: profile_get of nobody, still a row" "$(q profile_get nobody "$GID" | f1 6)" t
+is "caller gone: profile_get anonymously, no" "$(q profile_get bob '\N' | f1 6)" f
+is "caller gone: article_get of nothing, still a row" "$(q article_get nope "$GID" | f1 14)" t
+is "caller gone: articles_list" "$(q articles_list '\N' '\N' '\N' 10 0 "$GID" | f1 14)" t
+is "caller gone: articles_feed" "$(q articles_feed "$GID" 10 0 | f1 14)" t
+is "caller gone: favorite" "$(q favorite five "$GID" | f1 14)" t
+is "caller gone: comment_insert" "$(q comment_insert five "$GID" boo | f1 9)" t
+is "caller gone: follow" "$(q follow bob "$GID" | f1 6)" t
+is "caller gone: comment_delete" "$(q comment_delete five 1 "$GID" | f1 4)" t
+is "caller gone: nothing was written" \
+    "$(sql "SELECT (SELECT count(*) FROM favorites), (SELECT count(*) FROM follows), (SELECT count(*) FROM comments)")" "$before"
+
 # ------------------------------------------------------------ cache notifications
 # What the schema's triggers send on channel conduit_cache (worker/cache.h):
 # psql LISTENs in the writing session itself and prints each notification.
@@ -458,6 +478,13 @@ is "a tag count change names the tag list" \
     "$(notified "$on UPDATE tags SET article_count = article_count WHERE id = (SELECT min(id) FROM tags);")" "tags "
 is "a write that rolls back sends nothing" \
     "$(notified "BEGIN; $on UPDATE users SET bio = 'never' WHERE id = $BOB; ROLLBACK;")" ""
+GONE=$(sql "INSERT INTO users (username, email, password_hash) VALUES ('gone', 'gone@x.io', 'x') RETURNING id")
+is "a user deleted from any session names the user, the profile and the followees" \
+    "$(notified "DELETE FROM users WHERE id = $GONE;")" "f:$GONE p:gone u:$GONE "
+sql "INSERT INTO users (username, email, password_hash)
+     SELECT 'many' || i, 'many' || i || '@x.io', 'x' FROM generate_series(1, 101) AS i" >/dev/null
+is "a delete of more than 100 users drops every cache" \
+    "$(notified "DELETE FROM users WHERE username LIKE 'many%';")" "* "
 is "conduit_recount() that fixes a counter drops every cache" \
     "$(notified "UPDATE tags SET article_count = article_count + 1 WHERE id = (SELECT min(id) FROM tags); SELECT conduit_recount();")" "* "
 
