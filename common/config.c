@@ -19,64 +19,93 @@
 #define OFF(field) offsetof(struct config, field)
 
 /*
- * The one table.  Adding a setting means adding a field to struct config and
- * a line here; -t, the parser, the flags and reload all follow from it.
+ * The one table.  Adding a setting means adding a field to struct config, a
+ * line here, its paragraph in man/conduitd.conf.5.in (and its flag in
+ * man/conduitd.8.in) and its line in etc/conduitd.conf; -t, the parser, the
+ * flags, -h and reload all follow from the line here.
  */
 const struct config_key config_keys[] = {
     {"workers", CONFIG_WORKERS, OFF(workers), 1, CONFIG_MAX_WORKERS, "auto", 1, 0,
-     "worker processes: a number or auto (one per online core)"},
+     "worker processes: a number or auto (one per online core)", NULL, 'w', "N|auto"},
     {"listen", CONFIG_LIST, OFF(listen), 0, 0, "127.0.0.1:8080", 1, 0,
-     "HOST:PORT to listen on; repeat for several"},
-    {"daemonize", CONFIG_BOOL, OFF(daemonize), 0, 0, "no", 0, 0, "detach from the terminal"},
-    {"pid_file", CONFIG_STRING, OFF(pid_file), 0, 0, NULL, 0, 0, "where to write the master pid"},
-    {"user", CONFIG_STRING, OFF(user), 0, 0, NULL, 0, 0, "drop to this user after binding"},
-    {"group", CONFIG_STRING, OFF(group), 0, 0, NULL, 0, 0, "drop to this group after binding"},
+     "HOST:PORT to listen on; repeat for several", "bind", 'b', "HOST:PORT"},
+    {"daemonize", CONFIG_BOOL, OFF(daemonize), 0, 0, "no", 0, 0, "detach from the terminal", NULL,
+     'd', NULL},
+    {"pid_file", CONFIG_STRING, OFF(pid_file), 0, 0, NULL, 0, 0, "where to write the master pid",
+     "pid", 0, "FILE"},
+    {"user", CONFIG_STRING, OFF(user), 0, 0, NULL, 0, 0, "drop to this user after binding", NULL, 0,
+     "USER"},
+    {"group", CONFIG_STRING, OFF(group), 0, 0, NULL, 0, 0, "drop to this group after binding", NULL,
+     0, "GROUP"},
     {"allow_root", CONFIG_BOOL, OFF(allow_root), 0, 0, "no", 0, 0,
-     "let workers run as root when no user is set"},
-    {"log", CONFIG_STRING, OFF(log), 0, 0, "stderr", 1, 0, "stderr, syslog or a file path"},
+     "let workers run as root when no user is set", NULL, 0, NULL},
+    {"log", CONFIG_STRING, OFF(log), 0, 0, "stderr", 1, 0, "stderr, syslog or a file path", NULL, 0,
+     "TARGET"},
     {"log_level", CONFIG_LOGLEVEL, OFF(log_level), 0, 0, "info", 1, 0,
-     "debug, info, notice, warning or error"},
+     "debug, info, notice, warning or error", NULL, 0, "LEVEL"},
     {"reuseport", CONFIG_BOOL, OFF(reuseport), 0, 0, "no", 1, 0,
-     "each worker opens its own SO_REUSEPORT socket"},
+     "each worker opens its own SO_REUSEPORT socket", NULL, 0, NULL},
     {"timeout", CONFIG_INT, OFF(timeout), 1, 3600, "30", 1, 0,
-     "seconds without a heartbeat before a worker is killed"},
+     "seconds without a heartbeat before a worker is killed", NULL, 0, "S"},
     {"graceful_timeout", CONFIG_INT, OFF(graceful_timeout), 1, 3600, "30", 1, 0,
-     "seconds a retiring worker may take to finish its requests"},
+     "seconds a retiring worker may take to finish its requests", NULL, 0, "S"},
     {"max_body_size", CONFIG_INT, OFF(max_body_size), 1024, 1L << 30, "1048576", 1, 0,
-     "largest request body in bytes (413 beyond)"},
+     "largest request body in bytes (413 beyond)", NULL, 0, "N"},
     {"max_header_size", CONFIG_INT, OFF(max_header_size), 1024, 1L << 20, "16384", 1, 0,
-     "largest request header block in bytes"},
+     "largest request header block in bytes", NULL, 0, "N"},
     {"idle_timeout", CONFIG_INT, OFF(idle_timeout), 1, 3600, "60", 1, 0,
-     "seconds a keep-alive connection may stay idle"},
+     "seconds a keep-alive connection may stay idle", NULL, 0, "S"},
     {"header_timeout", CONFIG_INT, OFF(header_timeout), 1, 3600, "10", 1, 0,
-     "seconds a client has to send a whole request once it has begun (slowloris)"},
+     "seconds a client has to send a whole request once it has begun (slowloris)", NULL, 0, "S"},
     {"send_timeout", CONFIG_INT, OFF(send_timeout), 1, 3600, "60", 1, 0,
-     "seconds a reply may wait for its client to take the next byte (slow readers)"},
+     "seconds a reply may wait for its client to take the next byte (slow readers)", NULL, 0, "S"},
     {"max_connections", CONFIG_INT, OFF(max_connections), 1, 1000000, "10000", 1, 0,
-     "client connections one worker holds at most (accepts pause beyond)"},
+     "client connections one worker holds at most (accepts pause beyond)", NULL, 0, "N"},
     {"db", CONFIG_STRING, OFF(db), 0, 0, NULL, 1, 0,
-     "PostgreSQL connection string (default: DATABASE_URL, then the PG* variables)"},
-    {"pool", CONFIG_INT, OFF(pool), 1, 256, "4", 1, 0, "database connections per worker"},
+     "PostgreSQL connection string (default: DATABASE_URL, then the PG* variables)", NULL, 0,
+     "CONNINFO"},
+    {"pool", CONFIG_INT, OFF(pool), 1, 256, "4", 1, 0, "database connections per worker", NULL, 0,
+     "K"},
     {"pool_queue", CONFIG_INT, OFF(pool_queue), 0, 100000, "1024", 1, 0,
-     "requests that may wait for a connection per worker (503 beyond)"},
+     "requests that may wait for a connection per worker (503 beyond)", NULL, 0, "N"},
     {"cache", CONFIG_BOOL, OFF(cache), 0, 0, "off", 1, 0,
-     "per-worker cache of users, profiles and the tag list"},
+     "per-worker cache of users, profiles and the tag list", NULL, 0, "on|off"},
     {"cache_size", CONFIG_INT, OFF(cache_size), 16, 10000000, "10000", 1, 0,
-     "entries each worker's cache may hold (least recently used go first)"},
+     "entries each worker's cache may hold (least recently used go first)", NULL, 0, "N"},
     {"cache_sync", CONFIG_BOOL, OFF(cache_sync), 0, 0, "on", 1, 0,
-     "keep caches coherent through PostgreSQL LISTEN/NOTIFY (off: a static deployment)"},
+     "keep caches coherent through PostgreSQL LISTEN/NOTIFY (off: a static deployment)", NULL, 0,
+     "on|off"},
     {"jwt_secret", CONFIG_STRING, OFF(jwt_secret), 0, 0, NULL, 1, 1,
-     "HS256 key shared by every worker and instance, at least 32 bytes"},
+     "HS256 key shared by every worker and instance, at least 32 bytes", "", 0, NULL},
     {"jwt_lifetime", CONFIG_INT, OFF(jwt_lifetime), 60, JWT_LIFETIME_MAX, "2592000", 1, 0,
-     "seconds a token stays valid"},
-    {"bcrypt_cost", CONFIG_INT, OFF(bcrypt_cost), 4, 31, "10", 1, 0, "bcrypt cost of new hashes"},
+     "seconds a token stays valid", NULL, 0, "S"},
+    {"bcrypt_cost", CONFIG_INT, OFF(bcrypt_cost), 4, 31, "10", 1, 0, "bcrypt cost of new hashes",
+     NULL, 0, "N"},
     {"bcrypt_threads", CONFIG_INT, OFF(bcrypt_threads), 1, 64, "2", 1, 0,
-     "password hashing threads per worker"},
-    {"dev", CONFIG_BOOL, OFF(dev), 0, 0, "no", 1, 0,
-     "development mode: a fixed, public JWT secret"},
+     "password hashing threads per worker", NULL, 0, "N"},
+    {"dev", CONFIG_BOOL, OFF(dev), 0, 0, "no", 1, 0, "development mode: a fixed, public JWT secret",
+     NULL, 0, NULL},
 };
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
+
+const char *
+config_flag_name(const struct config_key *k, char *buf, size_t len)
+{
+    const char *src = k->flag ? k->flag : k->name;
+    size_t i = 0;
+
+    if (k->secret || (k->flag && !*k->flag)) {
+        if (len > 0)
+            buf[0] = '\0';
+        return buf;
+    }
+    for (; src[i] && i + 1 < len; i++)
+        buf[i] = src[i] == '_' ? '-' : src[i];
+    if (len > 0)
+        buf[i] = '\0';
+    return buf;
+}
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -70,16 +70,29 @@ enum config_type {
     CONFIG_WORKERS
 };
 
+/*
+ * One setting, and everything about it: the parser, -t, reload, the
+ * command-line flags and their usage text all come from this table
+ * (master/options.c derives its long options, short flags and help from
+ * it); the man pages and etc/conduitd.conf describe each key, and
+ * t/unit/test_master_options.c checks that every key is in both.
+ */
 struct config_key {
     const char *name;
     enum config_type type;
     size_t offset;
-    long min, max;      /* bounds for integers */
-    const char *defval; /* as it would be written in the file; NULL = unset */
-    int reloadable;     /* does HUP apply a change? */
-    int secret;         /* never printed */
-    const char *help;
+    long min, max;       /* bounds for integers */
+    const char *defval;  /* as it would be written in the file; NULL = unset */
+    int reloadable;      /* does HUP apply a change? */
+    int secret;          /* never printed, never a flag */
+    const char *help;    /* one line, for -h and the config file */
+    const char *flag;    /* long option; NULL: the name with '-' for '_'; "": none */
+    char short_flag;     /* 0: none */
+    const char *argname; /* what -h shows after the flag; NULL: a switch, sets "yes" */
 };
+
+/* The long option of k ("--" not included) into buf; "" when it has none. */
+const char *config_flag_name(const struct config_key *k, char *buf, size_t len);
 
 extern const struct config_key config_keys[];
 extern const size_t config_nkeys;

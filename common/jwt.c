@@ -151,8 +151,8 @@ check_header(const cJSON *header)
         return JWT_BAD_ALG;
     if (cJSON_GetObjectItemCaseSensitive(header, "crit") != NULL)
         return JWT_UNSUPPORTED;
-    if (typ != NULL && (!cJSON_IsString(typ) || typ->valuestring == NULL ||
-                        strcmp(typ->valuestring, "JWT") != 0))
+    if (typ != NULL &&
+        (!cJSON_IsString(typ) || typ->valuestring == NULL || strcmp(typ->valuestring, "JWT") != 0))
         return JWT_UNSUPPORTED;
     return JWT_OK;
 }

@@ -84,8 +84,7 @@ send_signal(const struct config *c, const char *name)
     int sig = options_signal_number(name);
 
     if (!c->pid_file) {
-        fprintf(stderr, "conduitd: -s %s needs the pid file: give --pid FILE or pid_file\n",
-                name);
+        fprintf(stderr, "conduitd: -s %s needs the pid file: give --pid FILE or pid_file\n", name);
         return 1;
     }
     pid = daemon_read_pidfile(c->pid_file, err, sizeof(err));
@@ -107,8 +106,9 @@ check_identity(const struct config *c, char *err, size_t errlen)
     if (c->user)
         return daemon_check_user(c->user, c->group, err, errlen);
     if (geteuid() == 0 && !c->allow_root) {
-        snprintf(err, errlen, "refusing to run workers as root: give --user USER "
-                              "(or --allow-root if you really mean it)");
+        snprintf(err, errlen,
+                 "refusing to run workers as root: give --user USER "
+                 "(or --allow-root if you really mean it)");
         return -1;
     }
     return 0;
@@ -197,8 +197,8 @@ run(const struct options *o, struct config *c)
      * here (the daemon's parent, the workers) exit without coming back.
      */
     char pid_file[PATH_MAX] = "";
-    if (c->pid_file && snprintf(pid_file, sizeof(pid_file), "%s", c->pid_file) >=
-                           (int)sizeof(pid_file)) {
+    if (c->pid_file &&
+        snprintf(pid_file, sizeof(pid_file), "%s", c->pid_file) >= (int)sizeof(pid_file)) {
         fprintf(stderr, "conduitd: the pid file's path is too long\n");
         log_close();
         return 1;
@@ -258,8 +258,8 @@ main(int argc, char **argv)
             const char *name = o.config_file ? o.config_file : "(built-in defaults)";
             config_print(&c, stdout);
             if (preflight(&c, err, sizeof(err)) != 0) {
-                fprintf(stderr, "conduitd: %s\nconduitd: configuration %s would not start\n",
-                        err, name);
+                fprintf(stderr, "conduitd: %s\nconduitd: configuration %s would not start\n", err,
+                        name);
                 status = 1;
             } else {
                 fprintf(stderr, "conduitd: configuration %s is valid\n", name);

@@ -89,9 +89,9 @@ static struct master {
     struct exit_record exits[MAX_PROCS]; /* reaped, not yet judged: see reap() */
     int nexits;
     sig_atomic_t ttin_done, ttou_done; /* of the signal counts below */
-    struct notifier notify;   /* systemd's NOTIFY_SOCKET, when there is one */
-    uint64_t served_retired;  /* responses of workers that have exited */
-    int64_t status_sent_ms;   /* the last STATUS= line */
+    struct notifier notify;            /* systemd's NOTIFY_SOCKET, when there is one */
+    uint64_t served_retired;           /* responses of workers that have exited */
+    int64_t status_sent_ms;            /* the last STATUS= line */
     char status_sent[160];
 } M;
 
@@ -511,8 +511,9 @@ send_status(int64_t now, const char *prefix)
     if (M.notify.fd < 0)
         return;
     current_generation_ready(&nready);
-    snprintf(line, sizeof(line), "STATUS=%d of %d worker(s) ready, generation %d, %llu requests served",
-             nready, M.target, M.generation, (unsigned long long)requests_served());
+    snprintf(line, sizeof(line),
+             "STATUS=%d of %d worker(s) ready, generation %d, %llu requests served", nready,
+             M.target, M.generation, (unsigned long long)requests_served());
     if (!prefix && (now - M.status_sent_ms < 1000 || strcmp(line, M.status_sent) == 0))
         return;
     M.status_sent_ms = now;
@@ -633,7 +634,8 @@ reload(void)
     notify_reloading(&M.notify);
     if (options_resolve(M.opts, &nc, err, sizeof(err)) < 0) {
         log_error("reload failed: %s; keeping the running configuration", err);
-        notify_send(&M.notify, "READY=1\nSTATUS=reload failed, running configuration kept: %s", err);
+        notify_send(&M.notify, "READY=1\nSTATUS=reload failed, running configuration kept: %s",
+                    err);
         return;
     }
     key = config_nonreloadable_change(&M.cfg, &nc);

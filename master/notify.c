@@ -31,8 +31,7 @@ notify_init(struct notifier *n)
         return;
     len = strlen(sock);
     if (len >= sizeof(n->path)) {
-        log_warning("NOTIFY_SOCKET is too long (%zu bytes): not telling the service manager",
-                    len);
+        log_warning("NOTIFY_SOCKET is too long (%zu bytes): not telling the service manager", len);
         return;
     }
     memcpy(n->path, sock, len);

@@ -14,7 +14,7 @@
 struct notifier {
     int fd; /* -1: no service manager listening */
     char path[108];
-    int pathlen;       /* of the address, for an abstract one */
+    int pathlen;         /* of the address, for an abstract one */
     int64_t watchdog_ms; /* WATCHDOG=1 this often (half of $WATCHDOG_USEC); 0: none */
     int64_t watchdog_sent_ms;
 };

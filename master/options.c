@@ -14,111 +14,68 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Long options that map one to one onto config keys. */
-enum {
-    OPT_PID = 256,
-    OPT_USER,
-    OPT_GROUP,
-    OPT_ALLOW_ROOT,
-    OPT_LOG,
-    OPT_LOG_LEVEL,
-    OPT_REUSEPORT,
-    OPT_TIMEOUT,
-    OPT_GRACEFUL_TIMEOUT,
-    OPT_MAX_BODY_SIZE,
-    OPT_MAX_HEADER_SIZE,
-    OPT_IDLE_TIMEOUT,
-    OPT_HEADER_TIMEOUT,
-    OPT_SEND_TIMEOUT,
-    OPT_MAX_CONNECTIONS,
-    OPT_DB,
-    OPT_POOL,
-    OPT_POOL_QUEUE,
-    OPT_CACHE,
-    OPT_CACHE_SIZE,
-    OPT_CACHE_SYNC,
-    OPT_JWT_LIFETIME,
-    OPT_BCRYPT_COST,
-    OPT_BCRYPT_THREADS,
-    OPT_DEV,
-    OPT_INIT_DB,
-};
-
-static const struct option long_options[] = {
-    {"workers", required_argument, NULL, 'w'},
-    {"bind", required_argument, NULL, 'b'},
-    {"config", required_argument, NULL, 'c'},
-    {"daemonize", no_argument, NULL, 'd'},
-    {"test-config", no_argument, NULL, 't'},
-    {"signal", required_argument, NULL, 's'},
-    {"version", no_argument, NULL, 'V'},
-    {"help", no_argument, NULL, 'h'},
-    {"pid", required_argument, NULL, OPT_PID},
-    {"user", required_argument, NULL, OPT_USER},
-    {"group", required_argument, NULL, OPT_GROUP},
-    {"allow-root", no_argument, NULL, OPT_ALLOW_ROOT},
-    {"log", required_argument, NULL, OPT_LOG},
-    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-    {"reuseport", no_argument, NULL, OPT_REUSEPORT},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"graceful-timeout", required_argument, NULL, OPT_GRACEFUL_TIMEOUT},
-    {"max-body-size", required_argument, NULL, OPT_MAX_BODY_SIZE},
-    {"max-header-size", required_argument, NULL, OPT_MAX_HEADER_SIZE},
-    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
-    {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
-    {"send-timeout", required_argument, NULL, OPT_SEND_TIMEOUT},
-    {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
-    {"db", required_argument, NULL, OPT_DB},
-    {"pool", required_argument, NULL, OPT_POOL},
-    {"pool-queue", required_argument, NULL, OPT_POOL_QUEUE},
-    {"cache", required_argument, NULL, OPT_CACHE},
-    {"cache-size", required_argument, NULL, OPT_CACHE_SIZE},
-    {"cache-sync", required_argument, NULL, OPT_CACHE_SYNC},
-    {"jwt-lifetime", required_argument, NULL, OPT_JWT_LIFETIME},
-    {"bcrypt-cost", required_argument, NULL, OPT_BCRYPT_COST},
-    {"bcrypt-threads", required_argument, NULL, OPT_BCRYPT_THREADS},
-    {"dev", no_argument, NULL, OPT_DEV},
-    {"init-db", no_argument, NULL, OPT_INIT_DB},
-    {NULL, 0, NULL, 0},
-};
-
 /*
- * Which config key each flag sets.  A flag without a value (a boolean such
- * as --reuseport) sets "yes"; --cache and --cache-sync take on or off.
+ * The actions: what to do rather than a setting.  Every setting's flag
+ * comes from the config table (common/config.c): its long option, its
+ * short letter and its line in -h, so that a new setting is one line there.
  */
-static const struct {
-    int opt;
-    const char *key;
-} flag_keys[] = {
-    {'w', "workers"},
-    {'b', "listen"},
-    {'d', "daemonize"},
-    {OPT_PID, "pid_file"},
-    {OPT_USER, "user"},
-    {OPT_GROUP, "group"},
-    {OPT_ALLOW_ROOT, "allow_root"},
-    {OPT_LOG, "log"},
-    {OPT_LOG_LEVEL, "log_level"},
-    {OPT_REUSEPORT, "reuseport"},
-    {OPT_TIMEOUT, "timeout"},
-    {OPT_GRACEFUL_TIMEOUT, "graceful_timeout"},
-    {OPT_MAX_BODY_SIZE, "max_body_size"},
-    {OPT_MAX_HEADER_SIZE, "max_header_size"},
-    {OPT_IDLE_TIMEOUT, "idle_timeout"},
-    {OPT_HEADER_TIMEOUT, "header_timeout"},
-    {OPT_SEND_TIMEOUT, "send_timeout"},
-    {OPT_MAX_CONNECTIONS, "max_connections"},
-    {OPT_DB, "db"},
-    {OPT_POOL, "pool"},
-    {OPT_POOL_QUEUE, "pool_queue"},
-    {OPT_CACHE, "cache"},
-    {OPT_CACHE_SIZE, "cache_size"},
-    {OPT_CACHE_SYNC, "cache_sync"},
-    {OPT_JWT_LIFETIME, "jwt_lifetime"},
-    {OPT_BCRYPT_COST, "bcrypt_cost"},
-    {OPT_BCRYPT_THREADS, "bcrypt_threads"},
-    {OPT_DEV, "dev"},
+enum { OPT_INIT_DB = 256, OPT_KEY_BASE = 512 /* + the key's index in config_keys */ };
+
+static const struct option action_options[] = {
+    {"config", required_argument, NULL, 'c'}, {"test-config", no_argument, NULL, 't'},
+    {"signal", required_argument, NULL, 's'}, {"version", no_argument, NULL, 'V'},
+    {"help", no_argument, NULL, 'h'},         {"init-db", no_argument, NULL, OPT_INIT_DB},
 };
+#define NACTIONS (sizeof(action_options) / sizeof(action_options[0]))
+#define MAX_KEYS 64
+#define FLAG_LEN 32
+
+/* getopt's tables, built from the config table on first use. */
+static struct {
+    struct option longopts[NACTIONS + MAX_KEYS + 1];
+    char names[MAX_KEYS][FLAG_LEN];
+    char shortopts[3 * MAX_KEYS + 16];
+    int built;
+} G;
+
+static void
+build_options(void)
+{
+    size_t n = 0, sn;
+
+    if (G.built)
+        return;
+    memcpy(G.longopts, action_options, sizeof(action_options));
+    n = NACTIONS;
+    sn = (size_t)snprintf(G.shortopts, sizeof(G.shortopts), ":c:ts:Vh");
+    for (size_t i = 0; i < config_nkeys && i < MAX_KEYS; i++) {
+        const struct config_key *k = &config_keys[i];
+        if (!*config_flag_name(k, G.names[i], FLAG_LEN))
+            continue;
+        G.longopts[n++] = (struct option){G.names[i], k->argname ? required_argument : no_argument,
+                                          NULL, OPT_KEY_BASE + (int)i};
+        if (k->short_flag) {
+            G.shortopts[sn++] = k->short_flag;
+            if (k->argname)
+                G.shortopts[sn++] = ':';
+        }
+    }
+    G.shortopts[sn] = '\0';
+    memset(&G.longopts[n], 0, sizeof(G.longopts[n]));
+    G.built = 1;
+}
+
+/* The key a flag sets (its getopt value), or NULL. */
+static const struct config_key *
+key_of_option(int c)
+{
+    if (c >= OPT_KEY_BASE && (size_t)(c - OPT_KEY_BASE) < config_nkeys)
+        return &config_keys[c - OPT_KEY_BASE];
+    for (size_t i = 0; c > 0 && c < 128 && i < config_nkeys; i++)
+        if (config_keys[i].short_flag == c)
+            return &config_keys[i];
+    return NULL;
+}
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -151,8 +108,9 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
      */
     optind = 0;
     opterr = 0;
+    build_options();
     int c;
-    while ((c = getopt_long(argc, argv, ":w:b:c:dts:Vh", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, G.shortopts, G.longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             if (set_string(&o->config_file, optarg) < 0)
@@ -198,11 +156,8 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
             return -1;
         }
         }
-        const char *key = NULL;
-        for (size_t i = 0; i < sizeof(flag_keys) / sizeof(flag_keys[0]); i++)
-            if (flag_keys[i].opt == c)
-                key = flag_keys[i].key;
-        if (key == NULL) {
+        const struct config_key *k = key_of_option(c);
+        if (k == NULL) {
             seterr(err, errlen, "unhandled option");
             return -1;
         }
@@ -210,7 +165,6 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
             seterr(err, errlen, "too many options");
             return -1;
         }
-        const struct config_key *k = config_find(key);
         o->overrides[o->noverrides].key = k->name;
         o->overrides[o->noverrides].value = strdup(optarg != NULL ? optarg : "yes");
         if (o->overrides[o->noverrides].value == NULL)
@@ -343,43 +297,31 @@ options_usage(FILE *out)
     fputs("usage: conduitd [options]\n"
           "\n"
           "actions:\n"
-          "  -c, --config FILE       read settings from FILE (key = value)\n"
-          "  -t, --test-config       check the configuration, print it, exit 0 or 1\n"
-          "  -s, --signal SIGNAL     send reload, stop, quit or reopen to the running master\n"
-          "      --init-db           apply the database schema and exit\n"
-          "  -V, --version           print the version\n"
-          "  -h, --help              this text\n"
+          "  -c, --config FILE         read settings from FILE (key = value)\n"
+          "  -t, --test-config         check the configuration as a start would, print it\n"
+          "  -s, --signal SIGNAL       send reload, stop, quit or reopen to the running master\n"
+          "      --init-db             apply the database schema and exit\n"
+          "  -V, --version             print the version\n"
+          "  -h, --help                this text\n"
           "\n"
-          "settings (each also a config key; flags win over the file):\n"
-          "  -w, --workers N|auto    worker processes (auto: one per core)\n"
-          "  -b, --bind HOST:PORT    listen address, repeatable (127.0.0.1:8080)\n"
-          "  -d, --daemonize         detach from the terminal\n"
-          "      --pid FILE          write the master pid to FILE\n"
-          "      --user USER         drop to USER after binding\n"
-          "      --group GROUP       drop to GROUP after binding\n"
-          "      --allow-root        let workers run as root when no --user is given\n"
-          "      --log TARGET        stderr, syslog or a file (reopened on USR1)\n"
-          "      --log-level LEVEL   debug, info, notice, warning, error (info)\n"
-          "      --reuseport         one SO_REUSEPORT socket per worker\n"
-          "      --timeout S         heartbeat timeout before SIGKILL (30)\n"
-          "      --graceful-timeout S  time allowed to finish requests (30)\n"
-          "      --max-body-size N   largest request body in bytes (1048576)\n"
-          "      --max-header-size N largest header block in bytes (16384)\n"
-          "      --idle-timeout S    keep-alive idle timeout (60)\n"
-          "      --header-timeout S  time to send a whole request once begun (10)\n"
-          "      --send-timeout S    time a reply may wait for the client to read on (60)\n"
-          "      --max-connections N client connections per worker (10000)\n"
-          "      --db CONNINFO       PostgreSQL connection string\n"
-          "      --pool K            database connections per worker (4)\n"
-          "      --pool-queue N      requests waiting for a connection per worker (1024)\n"
-          "      --cache on|off      per-worker cache of users, profiles, tags (off)\n"
-          "      --cache-size N      entries per worker cache (10000)\n"
-          "      --cache-sync on|off coherence through LISTEN/NOTIFY (on)\n"
-          "      --jwt-lifetime S    token lifetime in seconds (2592000)\n"
-          "      --bcrypt-cost N     bcrypt cost (10)\n"
-          "      --bcrypt-threads N  hashing threads per worker (2)\n"
-          "      --dev               development mode: a fixed, public JWT secret\n"
-          "\n"
+          "settings (each also a config key; flags win over the file; default in brackets):\n",
+          out);
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        char name[FLAG_LEN], left[64];
+        if (!*config_flag_name(k, name, sizeof(name)))
+            continue;
+        snprintf(left, sizeof(left), "--%s%s%s", name, k->argname ? " " : "",
+                 k->argname ? k->argname : "");
+        if (k->short_flag)
+            fprintf(out, "  -%c, %-22s %s", k->short_flag, left, k->help);
+        else
+            fprintf(out, "      %-22s %s", left, k->help);
+        if (k->defval && *k->defval && k->argname)
+            fprintf(out, " [%s]", k->defval);
+        fputc('\n', out);
+    }
+    fputs("\n"
           "The JWT secret comes from the config file (jwt_secret) or CONDUITD_JWT_SECRET,\n"
           "never from the command line.\n"
           "\n"

@@ -32,8 +32,8 @@ main(int argc, char **argv)
         sa.sun_path[0] = '\0';
     fd = socket(AF_UNIX, SOCK_DGRAM, 0);
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ||
-        bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) <
-            0) {
+        bind(fd, (struct sockaddr *)&sa,
+             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0) {
         perror("notify_listen");
         return 1;
     }
@@ -42,8 +42,8 @@ main(int argc, char **argv)
     for (;;) {
         char buf[4096], cbuf[CMSG_SPACE(sizeof(struct ucred))];
         struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf) - 1};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                            .msg_controllen = sizeof(cbuf)};
+        struct msghdr mh = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         struct cmsghdr *cm;
         int pid = 0;
         ssize_t n = recvmsg(fd, &mh, 0);

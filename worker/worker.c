@@ -671,8 +671,8 @@ worker_main(const struct worker_args *a)
     w->interrupt_wait = evtimer_new(w->base, on_interrupt_wait, w);
     w->ready_wait = evtimer_new(w->base, on_ready_wait, w);
     if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || !w->accept_close ||
-        !w->interrupt_wait ||
-        !w->ready_wait || event_add(w->heartbeat, &hb) < 0 || setup_signals(w) < 0)
+        !w->interrupt_wait || !w->ready_wait || event_add(w->heartbeat, &hb) < 0 ||
+        setup_signals(w) < 0)
         fatal("cannot create the loop's events");
 
     if (setup_http(w, a->listeners) < 0) {

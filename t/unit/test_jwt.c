@@ -376,8 +376,10 @@ START_TEST(test_signed_content_accepted)
         int64_t sub;
     } ok[] = {
         {"{\"sub\":1,\"iat\":1599999999,\"exp\":1700003600}", 1},
-        {"{\"sub\":9007199254740992,\"iat\":1600000000,\"exp\":1700003600}", INT64_C(9007199254740992)},
-        /* key order, spaces, unknown claims and an integral exponent form are JSON, not type games */
+        {"{\"sub\":9007199254740992,\"iat\":1600000000,\"exp\":1700003600}",
+         INT64_C(9007199254740992)},
+        /* key order, spaces, unknown claims and an integral exponent form are JSON, not type games
+         */
         {"{\"exp\": 1.7e9, \"iat\": 1600000000, \"sub\": 5, \"extra\": [1,2]}", 5},
         {" {\"sub\":6,\"iat\":1600000000,\"exp\":1700003600} \n", 6},
         /* iat a little in the future: another instance's clock */
@@ -408,8 +410,7 @@ START_TEST(test_too_long)
      */
     for (int pad = 600;; pad++) {
         snprintf(payload, sizeof(payload),
-                 "{\"sub\":42,\"iat\":1700000000,\"exp\":1700003600,\"x\":\"%*s\"}", pad,
-                 "");
+                 "{\"sub\":42,\"iat\":1700000000,\"exp\":1700003600,\"x\":\"%*s\"}", pad, "");
         make_payload_token(payload, tok, sizeof(tok));
         sub = 99;
         if (strlen(tok) <= JWT_MAX_LEN) {
@@ -480,8 +481,8 @@ END_TEST
 
 START_TEST(test_status_strings)
 {
-    static const enum jwt_status all[] = {JWT_OK, JWT_MALFORMED, JWT_BAD_ALG, JWT_BAD_SIGNATURE,
-                                          JWT_EXPIRED, JWT_UNSUPPORTED};
+    static const enum jwt_status all[] = {
+        JWT_OK, JWT_MALFORMED, JWT_BAD_ALG, JWT_BAD_SIGNATURE, JWT_EXPIRED, JWT_UNSUPPORTED};
 
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         ck_assert_ptr_nonnull(jwt_status_str(all[i]));

@@ -6,6 +6,7 @@
  * from one to the next.
  */
 #include "master/options.h"
+#include "t/unit/test_file.h"
 
 #include <check.h>
 #include <signal.h>
@@ -478,6 +479,106 @@ START_TEST(test_usage)
 }
 END_TEST
 
+/* text has a line that begins with prefix followed by a space or its end. */
+static int
+has_line(const char *text, const char *prefix)
+{
+    size_t n = strlen(prefix);
+
+    for (const char *p = text; p; p = strchr(p, '\n')) {
+        if (*p == '\n')
+            p++;
+        if (strncmp(p, prefix, n) == 0 && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+            return 1;
+    }
+    return 0;
+}
+
+/* text has a line "<fmt_a name>" or "<fmt_b name>" (see has_line). */
+static int
+described(const char *text, const char *fmt_a, const char *fmt_b, const char *name)
+{
+    char want[128];
+
+    snprintf(want, sizeof(want), fmt_a, name);
+    if (has_line(text, want))
+        return 1;
+    snprintf(want, sizeof(want), fmt_b, name);
+    return has_line(text, want);
+}
+
+/*
+ * One source per setting: every key of the config table has its flag (but
+ * a secret, which never goes on a command line), that flag parses into the
+ * key and is listed by -h, and the key is described in etc/conduitd.conf,
+ * conduitd.conf(5) and (its flag) conduitd(8).  Adding a setting to the
+ * table without the rest fails here.
+ */
+START_TEST(test_every_key_everywhere)
+{
+    char *conf = test_slurp("etc/conduitd.conf"), *man5 = test_slurp("man/conduitd.conf.5.in");
+    char *man8 = test_slurp("man/conduitd.8.in"), *usage = NULL;
+    size_t usage_len = 0;
+    FILE *f = open_memstream(&usage, &usage_len);
+
+    ck_assert_ptr_nonnull(f);
+    options_usage(f);
+    fclose(f);
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        char flag[64], want[128], esc[128];
+        size_t e = 0;
+
+        ck_assert_msg(described(conf, "# %s =", "%s =", k->name),
+                      "etc/conduitd.conf has no line for %s", k->name);
+        ck_assert_msg(described(man5, ".B %s", ".BR %s", k->name),
+                      "conduitd.conf(5) has no entry for %s", k->name);
+        config_flag_name(k, flag, sizeof(flag));
+        if (k->secret) {
+            ck_assert_msg(flag[0] == '\0', "%s is secret but has a flag", k->name);
+            continue;
+        }
+        ck_assert_msg(flag[0] != '\0', "%s has no flag", k->name);
+        for (size_t j = 0; j < i; j++) {
+            char other[64];
+            config_flag_name(&config_keys[j], other, sizeof(other));
+            ck_assert_msg(strcmp(flag, other) != 0, "--%s is two keys' flag", flag);
+            ck_assert_msg(!k->short_flag || k->short_flag != config_keys[j].short_flag,
+                          "-%c is two keys' flag", k->short_flag);
+        }
+        snprintf(want, sizeof(want), "--%s", flag);
+        ck_assert_msg(strstr(usage, want) != NULL, "-h does not list %s", want);
+        /* conduitd(8) writes it as \-\-name\-with\-dashes. */
+        esc[e++] = '\\', esc[e++] = '-', esc[e++] = '\\', esc[e++] = '-';
+        for (const char *c = flag; *c && e + 3 < sizeof(esc); c++) {
+            if (*c == '-')
+                esc[e++] = '\\';
+            esc[e++] = *c;
+        }
+        esc[e] = '\0';
+        ck_assert_msg(strstr(man8, esc) != NULL, "conduitd(8) does not describe %s", want);
+
+        /* The flag sets its key: with the default as its value, or "yes". */
+        const char *value = k->argname ? (k->defval && *k->defval ? k->defval : "x") : NULL;
+        int rc = value ? PARSE(want, value) : PARSE(want);
+        ck_assert_msg(rc == 0, "%s: %s", want, err);
+        ck_assert_int_eq(opts.noverrides, 1);
+        ck_assert_ptr_eq(opts.overrides[0].key, k->name);
+        ck_assert_str_eq(opts.overrides[0].value, value ? value : "yes");
+        if (k->short_flag) {
+            char sf[3] = {'-', k->short_flag, '\0'};
+            rc = value ? PARSE(sf, value) : PARSE(sf);
+            ck_assert_msg(rc == 0, "%s: %s", sf, err);
+            ck_assert_ptr_eq(opts.overrides[0].key, k->name);
+        }
+    }
+    free(conf);
+    free(man5);
+    free(man8);
+    free(usage);
+}
+END_TEST
+
 static Suite *
 options_suite(void)
 {
@@ -502,6 +603,7 @@ options_suite(void)
     tcase_add_test(tc, test_resolve_short_secret);
     tcase_add_test(tc, test_resolve_signal_needs_no_secret);
     tcase_add_test(tc, test_usage);
+    tcase_add_test(tc, test_every_key_everywhere);
     suite_add_tcase(s, tc);
     return s;
 }

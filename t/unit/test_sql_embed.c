@@ -7,6 +7,7 @@
  * The files are read from $top_srcdir, which make check sets.
  */
 #include "sql/queries.h"
+#include "t/unit/test_file.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -15,34 +16,9 @@
 
 extern const char schema_sql[];
 
-/* The whole of $top_srcdir/rel, NUL-terminated; the caller frees it. */
-static char *
-slurp(const char *rel)
-{
-    const char *top = getenv("top_srcdir");
-    char path[4096];
-    FILE *f;
-    char *buf;
-    long n;
-
-    snprintf(path, sizeof(path), "%s/%s", top ? top : "..", rel);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    ck_assert_int_ge(n, 0);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 START_TEST(test_schema_byte_for_byte)
 {
-    char *file = slurp("sql/schema.sql");
+    char *file = test_slurp("sql/schema.sql");
 
     ck_assert_uint_eq(strlen(schema_sql), strlen(file));
     ck_assert_msg(strcmp(schema_sql, file) == 0, "schema_sql differs from sql/schema.sql");
@@ -100,7 +76,7 @@ START_TEST(test_queries_byte_for_byte)
     int escapes = 0;
 
     for (int i = 0; i < SQL_QUERY_COUNT; i++) {
-        char *file = slurp("sql/queries.sql");
+        char *file = test_slurp("sql/queries.sql");
         char *text = statement_in_file(file, sql_queries[i].name);
 
         ck_assert_msg(strcmp(sql_queries[i].text, text) == 0,
