@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "common/config.h"
+#include "common/cors.h"
 #include "common/jwt.h"
 #include "common/log.h"
 
@@ -85,6 +86,8 @@ const struct config_key config_keys[] = {
      "password hashing threads per worker", NULL, 0, "N"},
     {"dev", CONFIG_BOOL, OFF(dev), 0, 0, "no", 1, 0, "development mode: a fixed, public JWT secret",
      NULL, 0, NULL},
+    {"cors_origin", CONFIG_STRING, OFF(cors_origin), 0, 0, NULL, 1, 0,
+     "origins a browser may call the API from: * or exact origins (off)", NULL, 0, "LIST"},
 };
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
@@ -511,6 +514,11 @@ config_validate(const struct config *c, char *err, size_t errlen)
     }
     if (c->jwt_secret != NULL && strlen(c->jwt_secret) < JWT_SECRET_MIN) {
         seterr(err, errlen, "jwt_secret is shorter than %d bytes", JWT_SECRET_MIN);
+        return -1;
+    }
+    const char *why = cors_check_list(c->cors_origin);
+    if (why) {
+        seterr(err, errlen, "cors_origin \"%s\": %s", c->cors_origin, why);
         return -1;
     }
     return 0;

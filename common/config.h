@@ -59,6 +59,8 @@ struct config {
     int bcrypt_cost;
     int bcrypt_threads;
     int dev;
+
+    char *cors_origin; /* NULL: no CORS; "*" or origins (common/cors.h) */
 };
 
 enum config_type {

@@ -12,6 +12,8 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "common/config.h"
+#include "common/cors.h"
 #include "common/json_out.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
@@ -76,6 +78,34 @@ ctx_free(struct http_ctx *c)
     worker_request_done(w);
 }
 
+/*
+ * CORS (common/cors.h): note the origin an answer may name, and answer a
+ * preflight here, before routing (OPTIONS has no route of its own).
+ * Returns 1 when the request is answered.
+ */
+static int
+cors_begin(struct http_ctx *c, const char *list)
+{
+    struct evkeyvalq *in = evhttp_request_get_input_headers(c->req), *out;
+    const char *origin = list ? evhttp_find_header(in, "Origin") : NULL;
+
+    if (!origin)
+        return 0;
+    c->cors_allow = cors_allow(list, origin); /* points into the request's headers */
+    if (c->method != ROUTER_OPTIONS || !evhttp_find_header(in, "Access-Control-Request-Method"))
+        return 0;
+    if (!c->cors_allow) {
+        http_error(c, 403, "origin not allowed");
+        return 1;
+    }
+    out = evhttp_request_get_output_headers(c->req);
+    evhttp_add_header(out, "Access-Control-Allow-Methods", CORS_ALLOW_METHODS);
+    evhttp_add_header(out, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
+    evhttp_add_header(out, "Access-Control-Max-Age", CORS_MAX_AGE);
+    http_reply(c, 204, NULL);
+    return 1;
+}
+
 void
 http_dispatch(struct evhttp_request *req, void *arg)
 {
@@ -112,6 +142,9 @@ http_dispatch(struct evhttp_request *req, void *arg)
         http_error(c, 400, HEADER_TOO_LARGE);
         return;
     }
+
+    if (cors_begin(c, worker_config(w)->cors_origin))
+        return;
 
     r = router_match(routes, nroutes, c->method, path && *path ? path : "/", &c->match);
     switch (r) {
@@ -177,6 +210,11 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
         worker_reply_sending(w);
         if (status != 204)
             evhttp_add_header(h, "Content-Type", "application/json; charset=utf-8");
+        if (c->cors_allow) {
+            evhttp_add_header(h, "Access-Control-Allow-Origin", c->cors_allow);
+            if (strcmp(c->cors_allow, "*") != 0)
+                evhttp_add_header(h, "Vary", "Origin");
+        }
         if (worker_draining(w))
             evhttp_add_header(h, "Connection", "close");
         if (c->method == ROUTER_HEAD && body) {

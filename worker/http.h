@@ -43,6 +43,7 @@ struct http_ctx {
     struct evkeyvalq query; /* parsed on first http_query() */
     int query_parsed;
     uint64_t cache_epoch; /* cache_epoch() when its filling query was sent */
+    const char *cors_allow; /* Access-Control-Allow-Origin for the answer, or NULL */
     void *state;          /* the handler's own, freed with state_free */
     void (*state_free)(void *);
 };
