@@ -279,6 +279,30 @@ fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
 # loopback port.  Its files go in DIR.  Sets NPORT and NGINX_PID (the
 # caller stops it); 1 when it did not start.
 NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
+
+# nginx_conf DIR NOFILE HTTP: writes DIR/nginx.conf, a private nginx in the
+# foreground (pid, logs and temporary files in DIR) whose http block is
+# HTTP; DIR/tmp must exist and be writable by nginx's workers.
+nginx_conf() {
+    cat >"$1/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+worker_rlimit_nofile $2;
+pid $1/nginx.pid;
+error_log $1/error.log warn;
+events { worker_connections $(($2 / 2)); }
+http {
+    access_log off;
+    client_body_temp_path $1/tmp/body;
+    proxy_temp_path $1/tmp/proxy;
+    fastcgi_temp_path $1/tmp/fastcgi;
+    uwsgi_temp_path $1/tmp/uwsgi;
+    scgi_temp_path $1/tmp/scgi;
+    $3
+}
+CONF
+}
+
 nginx_start() {
     _nd=$1; shift
     _servers=
@@ -290,23 +314,7 @@ nginx_start() {
         NPORT=$((30000 + ($$ * 7 + _try * 131) % 30000))
         sed -e "s|@UPSTREAM_SERVERS@|$_servers|" -e "s|listen 80;|listen 127.0.0.1:$NPORT;|" \
             -e '/listen \[::\]:80;/d' "$top_srcdir/etc/nginx-upstream.conf.in" >"$_nd/upstream.conf"
-        cat >"$_nd/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-worker_rlimit_nofile $_nofile;
-pid $_nd/nginx.pid;
-error_log $_nd/error.log warn;
-events { worker_connections $((_nofile / 2)); }
-http {
-    access_log off;
-    client_body_temp_path $_nd/tmp/body;
-    proxy_temp_path $_nd/tmp/proxy;
-    fastcgi_temp_path $_nd/tmp/fastcgi;
-    uwsgi_temp_path $_nd/tmp/uwsgi;
-    scgi_temp_path $_nd/tmp/scgi;
-    include $_nd/upstream.conf;
-}
-CONF
+        nginx_conf "$_nd" "$_nofile" "include $_nd/upstream.conf;"
         "$NGINX" -p "$_nd" -c "$_nd/nginx.conf" </dev/null >"$_nd/out" 2>&1 &
         NGINX_PID=$!
         wait_for 5 sh -c "curl -s -o /dev/null http://127.0.0.1:$NPORT/api/tags" && return 0

@@ -24,23 +24,7 @@ cp "$top_srcdir/t/integration/cors/page.html" "$W/html/"
 chmod -R a+rX "$W"
 for try in 1 2 3 4 5; do
     PAGE_PORT=$((30000 + ($$ * 11 + try * 173) % 30000))
-    cat >"$W/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $W/nginx.pid;
-error_log $W/error.log warn;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path $W/tmp/body;
-    proxy_temp_path $W/tmp/proxy;
-    fastcgi_temp_path $W/tmp/fastcgi;
-    uwsgi_temp_path $W/tmp/uwsgi;
-    scgi_temp_path $W/tmp/scgi;
-    types { text/html html; }
-    server { listen 127.0.0.1:$PAGE_PORT; root $W/html; }
-}
-CONF
+    nginx_conf "$W" 1024 "types { text/html html; } server { listen 127.0.0.1:$PAGE_PORT; root $W/html; }"
     "$NGINX" -p "$W" -c "$W/nginx.conf" </dev/null >"$W/out" 2>&1 &
     NGINX_PID=$!
     wait_for 5 sh -c "curl -s -o /dev/null http://127.0.0.1:$PAGE_PORT/page.html" && break
