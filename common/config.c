@@ -88,6 +88,10 @@ const struct config_key config_keys[] = {
      NULL, 0, NULL},
     {"cors_origin", CONFIG_STRING, OFF(cors_origin), 0, 0, NULL, 1, 0,
      "origins a browser may call the API from: * or exact origins (off)", NULL, 0, "LIST"},
+    {"max_requests", CONFIG_INT, OFF(max_requests), 0, 1000000000, "0", 1, 0,
+     "responses after which a worker is replaced, gracefully (0: never)", NULL, 0, "N"},
+    {"max_requests_jitter", CONFIG_INT, OFF(max_requests_jitter), 0, 1000000000, "0", 1, 0,
+     "a random 0..N more for each worker, so they are not replaced at once", NULL, 0, "N"},
 };
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);

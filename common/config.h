@@ -61,6 +61,9 @@ struct config {
     int dev;
 
     char *cors_origin; /* NULL: no CORS; "*" or origins (common/cors.h) */
+
+    int max_requests;        /* 0: workers are not recycled */
+    int max_requests_jitter; /* each worker's limit is max_requests + [0, jitter] */
 };
 
 enum config_type {

@@ -35,6 +35,7 @@ scoreboard_claim(struct scoreboard *sb, int index, int64_t now_ms)
             continue;
         atomic_store(&s->pid, 0);
         atomic_store(&s->index, index);
+        atomic_store(&s->recycle, 0);
         atomic_store(&s->heartbeat_ms, now_ms);
         atomic_store(&s->requests, 0);
         atomic_store(&s->errors, 0);

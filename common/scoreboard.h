@@ -25,6 +25,7 @@ struct worker_slot {
     _Atomic int state;
     _Atomic int pid;
     _Atomic int index;
+    _Atomic int recycle;          /* the worker reached max_requests: replace it */
     _Atomic int64_t heartbeat_ms; /* CLOCK_MONOTONIC, milliseconds */
     _Atomic uint64_t requests;    /* responses sent */
     _Atomic uint64_t errors;      /* responses with a 5xx status */
@@ -34,7 +35,7 @@ struct worker_slot {
     _Atomic uint64_t cache_hits;  /* worker/cache.h */
     _Atomic uint64_t cache_misses;
     _Atomic uint64_t cache_invalidations;
-    char pad[128 - 9 * 8 - 3 * 4 - 4];
+    char pad[128 - 9 * 8 - 4 * 4];
 };
 _Static_assert(sizeof(struct worker_slot) == 128, "a slot is two cache lines");
 

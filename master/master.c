@@ -53,6 +53,7 @@ struct worker_proc {
     int stopping;       /* the master asked it to exit */
     int ready;          /* its readiness is logged */
     int killed;         /* SIGKILL sent */
+    int recycling;      /* reached max_requests: retired once its replacement is ready */
 };
 
 /* A worker reaped and not yet judged: settle_exits() says what its exit was. */
@@ -475,6 +476,53 @@ log_db_sizing(int workers)
                     total);
 }
 
+/* Another live worker of p's generation and index, not stopping: its replacement. */
+static const struct worker_proc *
+replacement_of(const struct worker_proc *p)
+{
+    for (int i = 0; i < MAX_PROCS; i++) {
+        const struct worker_proc *q = &M.procs[i];
+        if (q != p && q->pid && !q->stopping && q->generation == p->generation &&
+            q->index == p->index)
+            return q;
+    }
+    return NULL;
+}
+
+/*
+ * max_requests: a worker that says it has served its share gets a
+ * replacement of the same index, and is retired (drained, as a reload
+ * retires a generation) once the replacement is ready, so the capacity
+ * never drops and no request is lost.  A replacement that dies before it
+ * is ready is started again, under the same backoff as any respawn.
+ */
+static void
+recycle_workers(int64_t now)
+{
+    if (M.stopping || M.fatal || now < M.backoff_until_ms)
+        return;
+    for (int i = 0; i < MAX_PROCS; i++) {
+        struct worker_proc *p = &M.procs[i];
+        const struct worker_proc *q;
+
+        if (!p->pid || p->stopping || p->generation != M.generation)
+            continue;
+        if (!p->recycling && atomic_load(&M.sb->slots[p->slot].recycle)) {
+            p->recycling = 1;
+            log_notice("worker %d (pid %d) served %llu responses (max_requests): replacing it",
+                       p->index, (int)p->pid,
+                       (unsigned long long)atomic_load(&M.sb->slots[p->slot].requests));
+        }
+        if (!p->recycling)
+            continue;
+        q = replacement_of(p);
+        if (!q)
+            spawn(p->index);
+        else if (q->ready)
+            stop_proc(p, SIGTERM, (int64_t)M.cfg.graceful_timeout * 1000);
+    }
+}
+
 /* Once the new generation serves, the old ones are asked to drain. */
 static void
 retire_old_generations(void)
@@ -562,6 +610,7 @@ tick(void)
     if (M.backoff_ms && now - M.last_crash_ms > BACKOFF_RESET_MS)
         M.backoff_ms = 0;
     spawn_missing(now);
+    recycle_workers(now);
 
     if (current_generation_ready(&nready)) {
         if (!M.started) {

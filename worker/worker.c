@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -64,7 +65,9 @@ struct worker {
     struct event *signals[5];
     int generation;
     int ready;
-    int at_cap;       /* max_connections reached: accepts paused */
+    int at_cap;            /* max_connections reached: accepts paused */
+    uint64_t max_requests; /* replaced after this many responses (0: never) */
+    int recycle_asked;
     int tearing_down; /* evhttp_free() runs: connection news are ignored */
 };
 
@@ -128,9 +131,21 @@ worker_reply_sent(struct worker *w)
 void
 worker_count_response(struct worker *w, int status)
 {
-    atomic_fetch_add_explicit(&w->slot->requests, 1, memory_order_relaxed);
+    uint64_t n = atomic_fetch_add_explicit(&w->slot->requests, 1, memory_order_relaxed) + 1;
+
     if (status >= 500)
         atomic_fetch_add_explicit(&w->slot->errors, 1, memory_order_relaxed);
+    /*
+     * max_requests, as gunicorn's: the master starts a replacement and,
+     * once it is ready, retires this worker as a reload would (no request
+     * lost).  This worker serves on meanwhile.
+     */
+    if (w->max_requests && n >= w->max_requests && !w->recycle_asked) {
+        w->recycle_asked = 1;
+        atomic_store(&w->slot->recycle, 1);
+        log_info("served %llu responses (max_requests): asking to be replaced",
+                 (unsigned long long)n);
+    }
 }
 
 int
@@ -686,6 +701,14 @@ worker_main(const struct worker_args *a)
     }
 
     w->generation = a->generation;
+    if (w->cfg->max_requests > 0) {
+        /* The jitter spreads the workers' replacements (gunicorn's max_requests_jitter). */
+        uint64_t x = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ (uint64_t)time(NULL);
+        w->max_requests =
+            (uint64_t)w->cfg->max_requests +
+            (w->cfg->max_requests_jitter ? (x >> 17) % ((uint64_t)w->cfg->max_requests_jitter + 1)
+                                         : 0);
+    }
     {
         struct timeval tv = {READY_WAIT_MS / 1000, (READY_WAIT_MS % 1000) * 1000};
         evtimer_add(w->ready_wait, &tv);
