@@ -44,6 +44,10 @@ const struct config_key config_keys[] = {
      "TARGET"},
     {"log_level", CONFIG_LOGLEVEL, OFF(log_level), 0, 0, "info", 1, 0,
      "debug, info, notice, warning or error", NULL, 0, "LEVEL"},
+    {"access_log", CONFIG_STRING, OFF(access_log), 0, 0, "off", 1, 0,
+     "one line per request: a file (reopened on USR1), syslog, or off", NULL, 0, "TARGET"},
+    {"access_log_format", CONFIG_STRING, OFF(access_log_format), 0, 0, "combined", 1, 0,
+     "combined (with request and database time) or json", NULL, 0, "FORMAT"},
     {"reuseport", CONFIG_BOOL, OFF(reuseport), 0, 0, "no", 1, 0,
      "each worker opens its own SO_REUSEPORT socket", NULL, 0, NULL},
     {"timeout", CONFIG_INT, OFF(timeout), 1, 3600, "30", 1, 0,
@@ -518,6 +522,12 @@ config_validate(const struct config *c, char *err, size_t errlen)
     }
     if (c->jwt_secret != NULL && strlen(c->jwt_secret) < JWT_SECRET_MIN) {
         seterr(err, errlen, "jwt_secret is shorter than %d bytes", JWT_SECRET_MIN);
+        return -1;
+    }
+    if (c->access_log_format && strcmp(c->access_log_format, "combined") != 0 &&
+        strcmp(c->access_log_format, "json") != 0) {
+        seterr(err, errlen, "access_log_format must be combined or json, not \"%s\"",
+               c->access_log_format);
         return -1;
     }
     const char *why = cors_check_list(c->cors_origin);

@@ -62,6 +62,9 @@ struct config {
 
     char *cors_origin; /* NULL: no CORS; "*" or origins (common/cors.h) */
 
+    char *access_log;        /* a file, "syslog" or "off" (worker/access_log.h) */
+    char *access_log_format; /* "combined" or "json" */
+
     int max_requests;        /* 0: workers are not recycled */
     int max_requests_jitter; /* each worker's limit is max_requests + [0, jitter] */
 };

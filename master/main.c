@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/config.h"
@@ -47,7 +48,7 @@ absolute(const char *path)
     char *out;
 
     if (path[0] == '/' || strcmp(path, "stderr") == 0 || strcmp(path, "syslog") == 0 ||
-        !getcwd(cwd, sizeof(cwd)))
+        strcmp(path, "off") == 0 || !getcwd(cwd, sizeof(cwd)))
         return strdup(path);
     if (asprintf(&out, "%s/%s", cwd, path) < 0)
         return NULL;
@@ -66,7 +67,9 @@ anchor_paths(struct options *o)
         o->config_file = p;
     }
     for (int i = 0; i < o->noverrides; i++) {
-        if (strcmp(o->overrides[i].key, "log") != 0 && strcmp(o->overrides[i].key, "pid_file") != 0)
+        if (strcmp(o->overrides[i].key, "log") != 0 &&
+            strcmp(o->overrides[i].key, "pid_file") != 0 &&
+            strcmp(o->overrides[i].key, "access_log") != 0)
             continue;
         if (!(p = absolute(o->overrides[i].value)))
             return -1;
@@ -137,21 +140,64 @@ check_conninfo(const struct config *c, char *err, size_t errlen)
     return -1;
 }
 
-/* The log file can be opened for appending (created if missing, as a start would). */
+/*
+ * A log file (what = "log" or "access log") can be opened for appending:
+ * created if missing, as a start would.
+ */
 static int
-check_log(const struct config *c, char *err, size_t errlen)
+check_log_file(const char *path, const char *what, char *err, size_t errlen)
 {
     int fd;
 
-    if (!c->log || strcmp(c->log, "stderr") == 0 || strcmp(c->log, "syslog") == 0)
+    if (!path || strcmp(path, "stderr") == 0 || strcmp(path, "syslog") == 0 ||
+        strcmp(path, "off") == 0)
         return 0;
-    fd = open(c->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot open the log %s: %s", c->log, strerror(errno));
+        snprintf(err, errlen, "cannot open the %s %s: %s", what, path, strerror(errno));
         return -1;
     }
     close(fd);
     return 0;
+}
+
+/*
+ * The access log is opened by the workers, after they drop privileges:
+ * created here by root, it would be root's and closed to them.  So it is
+ * only checked: an existing file opens for appending, a new one has its
+ * folder.
+ */
+static int
+check_access_log(const char *path, char *err, size_t errlen)
+{
+    char dir[4096];
+    const char *slash;
+    struct stat st;
+    int fd;
+
+    if (!path || strcmp(path, "syslog") == 0 || strcmp(path, "off") == 0)
+        return 0;
+    fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    slash = strrchr(path, '/');
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (errno == ENOENT && stat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    snprintf(err, errlen, "cannot open the access log %s: %s", path,
+             errno == ENOENT ? "no such folder" : strerror(errno));
+    return -1;
+}
+
+static int
+check_log(const struct config *c, char *err, size_t errlen)
+{
+    return check_log_file(c->log, "log", err, errlen) < 0 ||
+                   check_access_log(c->access_log, err, errlen) < 0
+               ? -1
+               : 0;
 }
 
 /*

@@ -77,10 +77,25 @@ api_no_caller(struct http_ctx *c)
     http_error(c, 401, "token invalid: no such user");
 }
 
+/* Every query's result comes through here, to count its wait for the access log. */
+static void
+on_query_done(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+    db_cb cb = c->db_cb;
+
+    c->db_us += http_now_us() - c->db_sent_us;
+    c->db_cb = NULL;
+    cb(c, st, res);
+}
+
 void
 api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb)
 {
-    db_query(worker_db(c->w), q, params, cb, c);
+    /* One query at a time per request: each handler waits for its result. */
+    c->db_cb = cb;
+    c->db_sent_us = http_now_us();
+    db_query(worker_db(c->w), q, params, on_query_done, c);
 }
 
 void

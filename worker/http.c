@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
@@ -17,6 +18,7 @@
 #include "common/json_out.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
+#include "worker/access_log.h"
 #include "worker/conn.h"
 #include "worker/routes.h"
 #include "worker/worker.h"
@@ -55,6 +57,15 @@ on_close(void *arg)
 }
 
 static struct http_ctx *live; /* every ctx not yet answered */
+
+int64_t
+http_now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 #define HEADER_TOO_LARGE "request header too large"
 
@@ -129,6 +140,7 @@ http_dispatch(struct evhttp_request *req, void *arg)
     c->conn = evhttp_request_get_connection(req);
     c->method = method_of(evhttp_request_get_command(req));
     c->start_ms = scoreboard_now_ms();
+    c->start_us = http_now_us();
     worker_request_begin(w);
     conn_request_begin(c->conn, on_close, c);
     if (conn_is_cut(c->conn)) {
@@ -227,6 +239,9 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
             evhttp_add_header(h, "Content-Length", len);
             evbuffer_drain(body, evbuffer_get_length(body));
         }
+        access_log_write(worker_access_log(w), c->req, status,
+                         status == 204 || !body ? 0 : evbuffer_get_length(body),
+                         http_now_us() - c->start_us, c->db_us);
         evhttp_send_reply(c->req, status, NULL, status == 204 ? NULL : body);
         worker_count_response(w, status);
     }

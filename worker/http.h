@@ -24,6 +24,7 @@
 
 #include <event2/keyvalq_struct.h>
 
+#include "worker/db.h"
 #include "worker/router.h"
 
 struct evbuffer;
@@ -36,15 +37,19 @@ struct http_ctx {
     struct evhttp_request *req;   /* NULL once the client is gone */
     struct evhttp_connection *conn;
     struct worker *w;
-    int method;       /* enum router_method */
-    int64_t start_ms; /* when the request was dispatched */
-    int64_t user_id;  /* the caller, once authenticated; 0 = anonymous */
+    int method;         /* enum router_method */
+    int64_t start_ms;   /* when the request was dispatched */
+    int64_t start_us;   /* the same, finer, for the access log */
+    int64_t db_us;      /* time its queries waited for the database, in all */
+    int64_t db_sent_us; /* when the query in flight was sent; see api_query */
+    db_cb db_cb;        /* the handler's callback of that query */
+    int64_t user_id;    /* the caller, once authenticated; 0 = anonymous */
     struct router_match match;
     struct evkeyvalq query; /* parsed on first http_query() */
     int query_parsed;
-    uint64_t cache_epoch; /* cache_epoch() when its filling query was sent */
+    uint64_t cache_epoch;   /* cache_epoch() when its filling query was sent */
     const char *cors_allow; /* Access-Control-Allow-Origin for the answer, or NULL */
-    void *state;          /* the handler's own, freed with state_free */
+    void *state;            /* the handler's own, freed with state_free */
     void (*state_free)(void *);
 };
 
@@ -56,6 +61,9 @@ typedef void (*http_handler)(struct http_ctx *c);
  * connections.
  */
 void http_abort_all(void);
+
+/* Microseconds on CLOCK_MONOTONIC: request and database times. */
+int64_t http_now_us(void);
 
 /* The evhttp generic callback: routes and calls the handler. */
 void http_dispatch(struct evhttp_request *req, void *arg);

@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/proctitle.h"
 #include "common/scoreboard.h"
+#include "worker/access_log.h"
 #include "worker/bcrypt_pool.h"
 #include "worker/cache.h"
 #include "worker/cache_sync.h"
@@ -53,8 +54,9 @@ struct worker {
     struct evbuffer *scratch;
     struct db_pool *db;
     struct bcrypt_pool *bcrypt;
-    struct cache *cache;     /* NULL with cache = off */
-    struct cache_sync *sync; /* NULL unless cache and cache_sync are on */
+    struct cache *cache;       /* NULL with cache = off */
+    struct cache_sync *sync;   /* NULL unless cache and cache_sync are on */
+    struct access_log *access; /* NULL with access_log = off */
     struct event *heartbeat;
     struct event *accept_retry;
     struct event *drain_deadline;
@@ -152,6 +154,12 @@ int
 worker_draining(const struct worker *w)
 {
     return w->draining;
+}
+
+struct access_log *
+worker_access_log(struct worker *w)
+{
+    return w->access;
 }
 
 struct evbuffer *
@@ -412,6 +420,9 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     case SIGUSR1:
         if (log_reopen() < 0)
             log_warning("could not reopen the log: %s", strerror(errno));
+        if (access_log_reopen(w->access) < 0)
+            log_warning("could not reopen the access log %s: %s", w->cfg->access_log,
+                        strerror(errno));
         break;
     default:
         break; /* SIGHUP: reloads are the master's; a worker ignores it */
@@ -598,6 +609,15 @@ setup_services(struct worker *w)
         log_error("cannot create the database pool or the hashing threads");
         return -1;
     }
+    if (c->access_log && strcmp(c->access_log, "off") != 0) {
+        char why[512];
+        w->access = access_log_open(w->base, c->access_log, c->access_log_format, w->index, why,
+                                    sizeof(why));
+        if (!w->access) {
+            log_error("%s", why);
+            return -1;
+        }
+    }
     if (c->cache) {
         w->cache = cache_new((size_t)c->cache_size, w->slot);
         if (w->cache && c->cache_sync)
@@ -634,7 +654,8 @@ teardown(struct worker *w)
     db_pool_free(w->db);
     w->tearing_down = 1;
     if (w->http)
-        evhttp_free(w->http); /* closes every connection still open */
+        evhttp_free(w->http);    /* closes every connection still open */
+    access_log_close(w->access); /* writes what is buffered */
     conn_shutdown();
     for (size_t i = 0; i < sizeof(w->signals) / sizeof(w->signals[0]); i++)
         if (w->signals[i])

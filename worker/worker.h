@@ -22,6 +22,7 @@ struct db_pool;
 struct bcrypt_pool;
 struct cache;
 struct cache_sync;
+struct access_log;
 struct worker_slot;
 
 /* The exit status that tells the master not to respawn: the config is bad. */
@@ -50,6 +51,7 @@ void worker_reply_sent(struct worker *w);
 void worker_count_response(struct worker *w, int status);
 int worker_draining(const struct worker *w);
 struct evbuffer *worker_scratch(struct worker *w);
+struct access_log *worker_access_log(struct worker *w); /* NULL when off */
 struct event_base *worker_base(struct worker *w);
 const struct config *worker_config(const struct worker *w);
 int worker_index(const struct worker *w);
