@@ -398,10 +398,10 @@ on_deleted(void *arg, enum db_status st, const PGresult *res)
     struct http_ctx *c = arg;
 
     /* A delete may lose a deadlock against a concurrent write: once more. */
-    if (st == DB_SQL_ERROR && strcmp(db_sqlstate(res), "40P01") == 0 && !c->state) {
+    if (st == DB_SQL_ERROR && strcmp(db_sqlstate(res), "40P01") == 0 && !c->retried) {
         char who[24];
         const char *params[2] = {http_param(c, 0, NULL), viewer_param(c, who)};
-        c->state = c; /* marks the retry; nothing to free */
+        c->retried = 1;
         api_query(c, SQL_ARTICLE_DELETE, params, on_deleted);
         return;
     }

@@ -81,7 +81,7 @@ static struct {
     uint64_t jitter_rng;            /* xorshift64 state */
     struct event *attach;           /* runs right after evhttp has set a connection up */
     int pending;                    /* records created and not attached yet */
-    void (*notify)(int full, void *arg);
+    void (*notify)(enum conn_news news, void *arg);
     void *arg;
 } C;
 
@@ -263,9 +263,9 @@ record_free(struct conn *c)
     if (C.full && C.n < C.cap) {
         C.full = 0;
         if (C.notify)
-            C.notify(0, C.arg);
+            C.notify(CONN_ROOM, C.arg);
     } else if (C.notify) {
-        C.notify(-1, C.arg); /* a draining worker may be done */
+        C.notify(CONN_SETTLED, C.arg); /* a draining worker may be done */
     }
 }
 
@@ -395,7 +395,7 @@ on_closed(struct evhttp_connection *evcon, void *arg)
         hangup(c->hangup_arg);
     if (linger_begin(c)) {
         if (C.notify)
-            C.notify(-1, C.arg); /* no longer under way: a draining worker may be done */
+            C.notify(CONN_SETTLED, C.arg); /* no longer under way: a draining worker may be done */
         return;
     }
     record_free(c);
@@ -488,7 +488,7 @@ conn_bevcb(struct event_base *base, void *arg)
                         C.n);
         }
         if (C.notify)
-            C.notify(1, C.arg);
+            C.notify(CONN_FULL, C.arg);
     }
     return c->bev;
 }
@@ -604,7 +604,7 @@ conn_request_end(struct evhttp_connection *evcon)
     if (C.draining)
         give_grace(c);
     else if (C.notify)
-        C.notify(-1, C.arg);
+        C.notify(CONN_SETTLED, C.arg);
 }
 
 void
@@ -661,7 +661,7 @@ conn_is_cut(struct evhttp_connection *evcon)
 
 int
 conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout, int send_timeout,
-          void (*notify)(int full, void *arg), void *arg)
+          void (*notify)(enum conn_news news, void *arg), void *arg)
 {
     struct rlimit rl;
 

@@ -47,12 +47,18 @@ struct event_base;
 struct evbuffer;
 struct evhttp_connection;
 
+/* What conn.c tells the worker about its connections. */
+enum conn_news {
+    CONN_FULL,   /* the cap is reached: stop accepting */
+    CONN_ROOM,   /* one closed below the cap: accept again */
+    CONN_SETTLED /* one closed or went idle: a draining worker may be done */
+};
+
 /*
- * cap: most connections open at once; notify(1, arg) is called when it is
- * reached (stop accepting), notify(0, arg) when one closes below it, and
- * notify(-1, arg) when one closes or goes idle otherwise (a draining worker
- * may be done).  header_timeout: seconds from accept, or from the first
- * byte of a keep-alive request, to the complete request.  idle_timeout:
+ * cap: most connections open at once; notify(CONN_FULL, arg) is called when
+ * it is reached, notify(CONN_ROOM, arg) when one closes below it, and
+ * notify(CONN_SETTLED, arg) when one closes or goes idle otherwise.  header_timeout: seconds from
+ * accept, or from the first byte of a keep-alive request, to the complete request.  idle_timeout:
  * evhttp's timeout (set with evhttp_set_timeout), which each connection
  * gets stretched by a random part of up to an eighth, so that thousands
  * opened in one burst do not all close in one loop pass.  send_timeout:
@@ -60,7 +66,7 @@ struct evhttp_connection;
  * between two writes); the connection is then reset.  -1 on failure.
  */
 int conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout,
-              int send_timeout, void (*notify)(int full, void *arg), void *arg);
+              int send_timeout, void (*notify)(enum conn_news news, void *arg), void *arg);
 /* After evhttp_free(): frees what is left. */
 void conn_shutdown(void);
 

@@ -4,7 +4,7 @@
  * Each connection is a small state machine driven by one libevent event on
  * its socket: CONNECTING (PQconnectPoll says what to wait for), PREPARING
  * (one PQsendPrepare per statement, in order), IDLE, BUSY (one query in
- * flight).  Anything that breaks a connection goes through conn_broken(),
+ * flight).  Anything that breaks a connection goes through pool_conn_broken(),
  * which fails its query, closes it and schedules a reconnect.
  */
 #include "config.h"
@@ -36,7 +36,7 @@ struct job {
     char *strings; /* every parameter, NUL-separated; values[] point in here */
 };
 
-struct conn {
+struct pool_conn {
     struct db_pool *pool;
     int id;
     PGconn *pg;
@@ -68,11 +68,11 @@ struct db_pool {
     int first_failures; /* connections whose first attempt failed */
     void (*settled_cb)(void *);
     void *settled_arg;
-    struct conn conns[];
+    struct pool_conn conns[];
 };
 
-static void conn_event(evutil_socket_t fd, short what, void *arg);
-static void start_connect(struct conn *c);
+static void pool_conn_event(evutil_socket_t fd, short what, void *arg);
+static void start_connect(struct pool_conn *c);
 
 static void
 job_free(struct job *j)
@@ -114,9 +114,9 @@ set_queued(struct db_pool *p, int delta)
 }
 
 static int
-watch(struct conn *c, short what)
+watch(struct pool_conn *c, short what)
 {
-    return pq_event_watch(&c->sock, c->pool->base, c->pg, what, conn_event, c);
+    return pq_event_watch(&c->sock, c->pool->base, c->pg, what, pool_conn_event, c);
 }
 
 static void
@@ -156,7 +156,7 @@ settle(struct db_pool *p)
 }
 
 static void
-conn_broken(struct conn *c, const char *why)
+pool_conn_broken(struct pool_conn *c, const char *why)
 {
     struct db_pool *p = c->pool;
     struct timeval tv;
@@ -222,7 +222,7 @@ on_notice(void *arg, const char *message)
 }
 
 static void
-start_connect(struct conn *c)
+start_connect(struct pool_conn *c)
 {
     const char *keys[] = {"dbname", "fallback_application_name", "options", NULL};
     const char *vals[] = {c->pool->conninfo, c->pool->appname, c->pool->options, NULL};
@@ -233,24 +233,24 @@ start_connect(struct conn *c)
 
     c->pg = PQconnectStartParams(keys, vals, 1);
     if (!c->pg) {
-        conn_broken(c, "out of memory");
+        pool_conn_broken(c, "out of memory");
         return;
     }
     if (PQstatus(c->pg) == CONNECTION_BAD || PQsetnonblocking(c->pg, 1) < 0) {
         char why[256];
         snprintf(why, sizeof(why), "%s", PQerrorMessage(c->pg));
         why[strcspn(why, "\n")] = '\0';
-        conn_broken(c, why);
+        pool_conn_broken(c, why);
         return;
     }
     PQsetNoticeProcessor(c->pg, on_notice, NULL);
     c->state = CONN_CONNECTING;
     if (watch(c, EV_WRITE) < 0)
-        conn_broken(c, "no socket");
+        pool_conn_broken(c, "no socket");
 }
 
 static void
-send_job(struct conn *c, struct job *j)
+send_job(struct pool_conn *c, struct job *j)
 {
     const struct sql_query *q = &sql_queries[j->q];
     int flush;
@@ -258,17 +258,17 @@ send_job(struct conn *c, struct job *j)
     c->job = j;
     c->state = CONN_BUSY;
     if (!PQsendQueryPrepared(c->pg, q->name, q->nparams, j->values, NULL, NULL, 1)) {
-        conn_broken(c, PQerrorMessage(c->pg));
+        pool_conn_broken(c, PQerrorMessage(c->pg));
         return;
     }
     flush = PQflush(c->pg);
     if (flush < 0 || watch(c, flush ? EV_READ | EV_WRITE : EV_READ) < 0)
-        conn_broken(c, "cannot send the query");
+        pool_conn_broken(c, "cannot send the query");
 }
 
 /* The connection is free: give it the oldest waiting query. */
 static void
-conn_idle(struct conn *c)
+pool_conn_idle(struct pool_conn *c)
 {
     struct db_pool *p = c->pool;
 
@@ -284,7 +284,7 @@ conn_idle(struct conn *c)
 }
 
 static void
-send_next_prepare(struct conn *c)
+send_next_prepare(struct pool_conn *c)
 {
     const struct sql_query *q;
     int flush;
@@ -302,18 +302,18 @@ send_next_prepare(struct conn *c)
         } else {
             log_debug("database connection %d ready", c->id);
         }
-        conn_idle(c);
+        pool_conn_idle(c);
         settle(p);
         return;
     }
     q = &sql_queries[c->prepared];
     if (!PQsendPrepare(c->pg, q->name, q->text, q->nparams, NULL)) {
-        conn_broken(c, PQerrorMessage(c->pg));
+        pool_conn_broken(c, PQerrorMessage(c->pg));
         return;
     }
     flush = PQflush(c->pg);
     if (flush < 0 || watch(c, flush ? EV_READ | EV_WRITE : EV_READ) < 0)
-        conn_broken(c, "cannot send a statement");
+        pool_conn_broken(c, "cannot send a statement");
 }
 
 const char *
@@ -343,7 +343,7 @@ db_sqlstate_unavailable(const char *s)
 
 /* One command finished (PQgetResult gave NULL): hand its result over. */
 static void
-command_done(struct conn *c)
+command_done(struct pool_conn *c)
 {
     PGresult *res = c->res;
     ExecStatusType rs = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
@@ -359,7 +359,7 @@ command_done(struct conn *c)
                      res ? PQresultErrorMessage(res) : "no result");
             why[strcspn(why, "\n")] = '\0';
             PQclear(res);
-            conn_broken(c, why);
+            pool_conn_broken(c, why);
             return;
         }
         PQclear(res);
@@ -379,7 +379,7 @@ command_done(struct conn *c)
                               : "the server ended the session";
         fail_later(c->pool, j);
         PQclear(res);
-        conn_broken(c, why);
+        pool_conn_broken(c, why);
         return;
     }
     if (!ok)
@@ -387,24 +387,24 @@ command_done(struct conn *c)
     j->cb(j->arg, ok ? DB_OK : DB_SQL_ERROR, res);
     job_free(j);
     PQclear(res);
-    conn_idle(c);
+    pool_conn_idle(c);
 }
 
 static void
-conn_event(evutil_socket_t fd, short what, void *arg)
+pool_conn_event(evutil_socket_t fd, short what, void *arg)
 {
-    struct conn *c = arg;
+    struct pool_conn *c = arg;
 
     (void)fd;
     if (c->state == CONN_CONNECTING) {
         switch (PQconnectPoll(c->pg)) {
         case PGRES_POLLING_READING:
             if (watch(c, EV_READ) < 0)
-                conn_broken(c, "no socket");
+                pool_conn_broken(c, "no socket");
             return;
         case PGRES_POLLING_WRITING:
             if (watch(c, EV_WRITE) < 0)
-                conn_broken(c, "no socket");
+                pool_conn_broken(c, "no socket");
             return;
         case PGRES_POLLING_OK:
             c->state = CONN_PREPARING;
@@ -415,7 +415,7 @@ conn_event(evutil_socket_t fd, short what, void *arg)
             char why[256];
             snprintf(why, sizeof(why), "%s", PQerrorMessage(c->pg));
             why[strcspn(why, "\n")] = '\0';
-            conn_broken(c, why[0] ? why : "connection failed");
+            pool_conn_broken(c, why[0] ? why : "connection failed");
             return;
         }
         }
@@ -423,23 +423,23 @@ conn_event(evutil_socket_t fd, short what, void *arg)
     if (c->state != CONN_PREPARING && c->state != CONN_BUSY) {
         /* Idle: only a server going away makes the socket readable. */
         if (PQconsumeInput(c->pg) == 0 || PQstatus(c->pg) == CONNECTION_BAD)
-            conn_broken(c, "connection closed by the server");
+            pool_conn_broken(c, "connection closed by the server");
         return;
     }
     if (what & EV_WRITE) {
         int flush = PQflush(c->pg);
         if (flush < 0) {
-            conn_broken(c, "write failed");
+            pool_conn_broken(c, "write failed");
             return;
         }
         if (flush == 0 && watch(c, EV_READ) < 0) {
-            conn_broken(c, "no socket");
+            pool_conn_broken(c, "no socket");
             return;
         }
     }
     if (what & EV_READ) {
         if (!PQconsumeInput(c->pg)) {
-            conn_broken(c, "connection lost");
+            pool_conn_broken(c, "connection lost");
             return;
         }
         while (!PQisBusy(c->pg)) {
@@ -460,7 +460,7 @@ struct db_pool *
 db_pool_new(struct event_base *base, const char *conninfo, const char *options, int size,
             int queue_max, struct worker_slot *slot)
 {
-    struct db_pool *p = calloc(1, sizeof(*p) + (size_t)size * sizeof(struct conn));
+    struct db_pool *p = calloc(1, sizeof(*p) + (size_t)size * sizeof(struct pool_conn));
 
     if (!p)
         return NULL;
@@ -477,7 +477,7 @@ db_pool_new(struct event_base *base, const char *conninfo, const char *options, 
         return NULL;
     }
     for (int i = 0; i < size; i++) {
-        struct conn *c = &p->conns[i];
+        struct pool_conn *c = &p->conns[i];
         c->pool = p;
         c->id = i;
         c->sock.fd = -1;
@@ -498,7 +498,7 @@ db_pool_free(struct db_pool *p)
     if (!p)
         return;
     for (int i = 0; i < p->size; i++) {
-        struct conn *c = &p->conns[i];
+        struct pool_conn *c = &p->conns[i];
         if (c->job)
             job_free(c->job);
         if (c->res)

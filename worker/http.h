@@ -43,6 +43,7 @@ struct http_ctx {
     int64_t db_us;      /* time its queries waited for the database, in all */
     int64_t db_sent_us; /* when the query in flight was sent; see api_query */
     db_cb db_cb;        /* the handler's callback of that query */
+    int retried;        /* its statement was sent once more (a deadlock) */
     int64_t user_id;    /* the caller, once authenticated; 0 = anonymous */
     struct router_match match;
     struct evkeyvalq query; /* parsed on first http_query() */

@@ -273,19 +273,20 @@ on_accept_error(struct evconnlistener *l, void *arg)
     event_add(w->accept_retry, &tv);
 }
 
-/* conn.c's news: full 1 (cap reached), 0 (below it again), -1 (one closed or idle). */
+/* conn.c's news (worker/conn.h): the cap reached or left, or one connection settled. */
 static void
-on_conn_event(int full, void *arg)
+on_conn_event(enum conn_news news, void *arg)
 {
     struct worker *w = arg;
 
     if (w->tearing_down)
         return;
-    if (full >= 0) {
-        w->at_cap = full;
-        if (full)
-            set_accepting(w, 0);
-        else if (w->ready && !w->draining)
+    if (news == CONN_FULL) {
+        w->at_cap = 1;
+        set_accepting(w, 0);
+    } else if (news == CONN_ROOM) {
+        w->at_cap = 0;
+        if (w->ready && !w->draining)
             set_accepting(w, 1);
     }
     exit_if_drained(w);
@@ -550,11 +551,6 @@ on_ready_wait(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * The connection string: --db / db, else DATABASE_URL, else libpq's own
- * PG* variables and defaults.  One that cannot parse will never work:
- * that is the fatal exit status, and the master stops respawning.
- */
-/*
  * With cache sync on, the pool's sessions set conduit.cache_notify so the
  * schema's triggers notify the other workers' caches of every write.  The
  * setting goes in libpq's "options", after whatever options the connection
@@ -580,6 +576,14 @@ notify_options(const PQconninfoOption *opts)
     return out;
 }
 
+/*
+ * The database pool, the hashing threads, the access log and the cache.
+ * The connection string is --db / db, else DATABASE_URL, else libpq's own
+ * PG* variables and defaults.  Any failure here (a connection string that
+ * cannot parse, an access log that cannot open, memory) will not mend by
+ * itself, so the worker exits with the fatal status and the master stops
+ * respawning until a reload brings another configuration.
+ */
 static int
 setup_services(struct worker *w)
 {
