@@ -1,6 +1,8 @@
 /*
  * base64url: see base64url.h.
  */
+#include "config.h"
+
 #include "common/base64url.h"
 
 #include <stdint.h>

@@ -4,6 +4,8 @@
  * seeded before the edit no longer matches what the load generator asks
  * for.  Append nothing, reorder nothing, without reseeding.
  */
+#include "config.h"
+
 #include "common/dataset.h"
 
 #include <stdio.h>

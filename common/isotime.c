@@ -4,6 +4,8 @@
  * which counts in 400-year eras starting on March 1st so that the leap day
  * falls at the end of a year.
  */
+#include "config.h"
+
 #include "common/isotime.h"
 
 #define MS_PER_DAY INT64_C(86400000)

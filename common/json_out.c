@@ -6,6 +6,8 @@
  * far more than a memcpy of a few bytes.  Long runs of bytes needing no
  * escape go out directly without being copied twice.
  */
+#include "config.h"
+
 #include "common/json_out.h"
 
 #include "common/utf8.h"

@@ -1,6 +1,8 @@
 /*
  * jwt: see jwt.h.
  */
+#include "config.h"
+
 #include "common/jwt.h"
 
 #include "common/base64url.h"

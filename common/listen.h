@@ -13,7 +13,7 @@
 
 #include <sys/socket.h>
 
-#include "common/config.h"
+#include "common/settings.h"
 
 struct listener {
     char *spec;                  /* as configured: "127.0.0.1:0" */

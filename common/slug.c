@@ -3,6 +3,8 @@
  * and logs, and folding non-ASCII letters correctly needs Unicode tables
  * that are not worth having for this.
  */
+#include "config.h"
+
 #include "common/slug.h"
 
 #include <string.h>

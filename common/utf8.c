@@ -3,6 +3,8 @@
  * standard ("well-formed UTF-8 byte sequences"), which rules out overlongs
  * and surrogates by narrowing the second byte's range after E0, ED, F0, F4.
  */
+#include "config.h"
+
 #include "common/utf8.h"
 
 size_t

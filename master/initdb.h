@@ -7,7 +7,7 @@
 #ifndef CONDUITD_INITDB_H
 #define CONDUITD_INITDB_H
 
-#include "common/config.h"
+#include "common/settings.h"
 
 /* 0 when applied or already there at this version; 1 with a message. */
 int initdb_run(const struct config *c);

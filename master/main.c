@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/config.h"
+#include "common/settings.h"
 #include "common/log.h"
 #include "common/proctitle.h"
 #include "master/daemon.h"

@@ -12,7 +12,7 @@
 #ifndef CONDUITD_MASTER_H
 #define CONDUITD_MASTER_H
 
-#include "common/config.h"
+#include "common/settings.h"
 #include "master/options.h"
 
 /*

@@ -16,7 +16,7 @@
 
 /*
  * The actions: what to do rather than a setting.  Every setting's flag
- * comes from the config table (common/config.c): its long option, its
+ * comes from the config table (common/settings.c): its long option, its
  * short letter and its line in -h, so that a new setting is one line there.
  */
 enum { OPT_INIT_DB = 256, OPT_KEY_BASE = 512 /* + the key's index in config_keys */ };

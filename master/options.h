@@ -10,7 +10,7 @@
 #ifndef CONDUITD_OPTIONS_H
 #define CONDUITD_OPTIONS_H
 
-#include "common/config.h"
+#include "common/settings.h"
 
 enum options_action {
     OPTIONS_RUN,

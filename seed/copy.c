@@ -1,6 +1,8 @@
 /*
  * copy: see copy.h.
  */
+#include "config.h"
+
 #include "seed/copy.h"
 
 #include <errno.h>

@@ -1,6 +1,8 @@
 /*
  * model: see model.h.
  */
+#include "config.h"
+
 #include "seed/model.h"
 
 #include <math.h>

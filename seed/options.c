@@ -1,6 +1,8 @@
 /*
  * options: see options.h.
  */
+#include "config.h"
+
 #include "seed/options.h"
 
 #include <errno.h>

@@ -1,6 +1,8 @@
 /*
  * parts: see parts.h.
  */
+#include "config.h"
+
 #include "seed/parts.h"
 
 #include <stdlib.h>

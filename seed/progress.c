@@ -1,6 +1,8 @@
 /*
  * progress: see progress.h.
  */
+#include "config.h"
+
 #include "seed/progress.h"
 
 #include <string.h>

@@ -2,6 +2,8 @@
  * tables: see tables.h.  Each generator writes its table's columns in the
  * order its COPY statement names them.
  */
+#include "config.h"
+
 #include "seed/tables.h"
 
 #include <stdlib.h>

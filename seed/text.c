@@ -2,6 +2,8 @@
  * text: see text.h.  The word list is part of the dataset (editing it
  * changes every seeded body), so it is fixed like dataset.c's lists.
  */
+#include "config.h"
+
 #include "seed/text.h"
 
 #include <string.h>

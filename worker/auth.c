@@ -9,7 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "common/config.h"
+#include "common/settings.h"
 #include "worker/http.h"
 #include "worker/worker.h"
 

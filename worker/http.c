@@ -13,7 +13,7 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
-#include "common/config.h"
+#include "common/settings.h"
 #include "common/cors.h"
 #include "common/json_out.h"
 #include "common/log.h"

@@ -19,7 +19,7 @@
 #include <event2/http.h>
 #include <event2/listener.h>
 
-#include "common/config.h"
+#include "common/settings.h"
 #include "common/listen.h"
 #include "common/log.h"
 #include "common/proctitle.h"

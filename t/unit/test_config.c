@@ -1,9 +1,9 @@
 /*
- * Unit tests for common/config.c: the file syntax, every kind of error a
+ * Unit tests for common/settings.c: the file syntax, every kind of error a
  * user can make (each must name FILE:LINE: and say what is wrong), the
  * cross-key checks, -t's printout, and what a reload may not change.
  */
-#include "common/config.h"
+#include "common/settings.h"
 #include "common/log.h"
 
 #include <check.h>

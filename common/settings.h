@@ -1,5 +1,5 @@
 /*
- * config: the settings of one generation of workers, and the one table that
+ * settings: the settings of one generation of workers, and the one table that
  * describes them (name, type, bounds, default, reloadable), as Redis does.
  *
  * Every setting can come from the config file (key = value), from the
@@ -10,8 +10,8 @@
  * Ownership: a struct config owns every string it points to; config_free()
  * releases them, config_copy() deep-copies.
  */
-#ifndef CONDUITD_CONFIG_H
-#define CONDUITD_CONFIG_H
+#ifndef CONDUITD_SETTINGS_H
+#define CONDUITD_SETTINGS_H
 
 #include <stddef.h>
 #include <stdio.h>

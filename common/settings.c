@@ -1,9 +1,9 @@
 /*
- * config: the settings table and its parser.  See config.h.
+ * settings: the settings table and its parser.  See settings.h.
  */
 #include "config.h"
 
-#include "common/config.h"
+#include "common/settings.h"
 #include "common/cors.h"
 #include "common/jwt.h"
 #include "common/log.h"

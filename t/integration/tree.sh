@@ -1,0 +1,23 @@
+#!/bin/sh
+# The source tree keeps its own rules: every C file includes autoconf's
+# config.h first (and no other header of that name exists to be taken for
+# it: quoted includes look in the including file's folder first), and
+# nothing in the repository points to documents outside it.
+. "$top_srcdir/t/lib.sh"
+
+cd "$top_srcdir" || bail "no source tree"
+files=$(find common master worker bench seed sql -name '*.c' ! -path '*/results/*' | sort)
+[ -n "$files" ] || bail "no C files found under $top_srcdir"
+bad=
+for f in $files; do
+    first=$(grep -m1 '^#include' "$f")
+    [ "$first" = '#include "config.h"' ] || bad="$bad $f"
+done
+is "every C file includes config.h first" "${bad:-none}" none
+others=$(find . -name config.h ! -path './build*' ! -path './.git/*' | sort | tr '\n' ' ')
+is "no header named config.h in the source tree" "${others:-none}" none
+refs=$(grep -rIl -e '\.\./shared' -e '/work/shared' -e 'DESIGN\.md' -e 'PITFALLS' -e 'WORKLOAD\.md' \
+    -e '[^/a-z]API\.md' --exclude-dir=.git --exclude-dir='build*' --exclude-dir=autom4te.cache \
+    --exclude=tree.sh . 2>/dev/null | sort | tr '\n' ' ')
+is "nothing points to documents outside the repository" "${refs:-none}" none
+done_testing
