@@ -7,7 +7,7 @@
  * can log in as seeded users and open seeded articles without asking the
  * database.  Both link this file: change it and both change together.
  *
- * The scheme (WORKLOAD.md, "Dataset"):
+ * The scheme (docs/workload.md, "Dataset"):
  *
  *   sizes     at scale F, users = round(100000 F), articles = round(500000 F),
  *             favorites = round(5000000 F), comments = round(2500000 F),

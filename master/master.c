@@ -457,7 +457,7 @@ current_generation_ready(int *nready)
  * PostgreSQL needs a connection per worker and pool slot, in every
  * instance: print the sum, and warn when it alone nears PostgreSQL's
  * default max_connections (100, 3 of them reserved for superusers), the
- * "too many clients" trap of pre-fork servers (PITFALLS.md, "Sizing").
+ * "too many clients" trap of pre-fork servers (docs/design.md, "Sizing").
  * The master holds no connection, so it cannot read the real setting.
  */
 #define PG_DEFAULT_USABLE_CONNECTIONS 97

@@ -1,7 +1,7 @@
 /*
  * master: the supervisor.  It owns the listening sockets, the scoreboard
  * and the worker table; it forks, reaps, signals and reports, and never
- * runs a request or opens a database connection (DESIGN.md, "Master").
+ * runs a request or opens a database connection (docs/design.md, "Master").
  *
  * Signal handlers only set a flag and write a byte into a self-pipe that
  * wakes a poll() loop (a quarter-second tick otherwise).  Each pass of the

@@ -33,7 +33,7 @@
 -- the unique index users_email_key is on lower(email), and login looks the
 -- user up with lower(email) = lower($1) so it uses that index.
 --
--- Counting (see PITFALLS "Counting"): articlesCount must be exact, and
+-- Counting (see docs/design.md, "Counting"): articlesCount must be exact, and
 -- count(*) over 500k articles costs ~77 ms.  Every count a list endpoint
 -- needs with at most one filter is kept by triggers, in the same
 -- transaction as the write, so it is exact and costs O(1) to read:

@@ -1,6 +1,6 @@
 /*
  * cache: a worker's private cache of what almost every request reads and
- * few change (see DESIGN.md, "Beyond one machine"): the user behind a
+ * few change (see docs/design.md, "Beyond one machine"): the user behind a
  * token, profiles, the followees of a viewer, the tag list.
  *
  * A bounded map from a text key to a byte value, least recently used out

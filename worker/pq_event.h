@@ -4,7 +4,7 @@
  *
  * libpq may change the socket between PQconnectPoll steps (and a reconnect
  * opens a new one), so the event is re-made whenever the socket or the
- * events wanted change (PITFALLS.md, "libpq, asynchronous").
+ * events wanted change (docs/design.md, "libpq, asynchronous").
  */
 #ifndef CONDUITD_PQ_EVENT_H
 #define CONDUITD_PQ_EVENT_H

@@ -5,7 +5,7 @@
 # above "-- @@ post-load", the data, the rest, in one session), then runs
 # VACUUM (ANALYZE).  SCALE (default 1) multiplies the reference sizes:
 # 100k users, 500k articles, ~1.5M article tags over 200 tags, 5M favorites,
-# 2.5M comments, 2M follows.  Skewed as WORKLOAD.md says: low user ids write
+# 2.5M comments, 2M follows.  Skewed as docs/workload.md says: low user ids write
 # and favorite most, low article ids collect most favorites and comments
 # (article 1 gets thousands of each), tag 1 is the most used, low user ids
 # have the most followers.  Deterministic (setseed).  At scale 1 it takes a
