@@ -75,6 +75,9 @@ void acct_sample(struct acct *a);
 /* The CPU since acct_begin and the memory samples since then. */
 void acct_end(struct acct *a, struct acct_result *out);
 
+/* The 1-minute load average from path (NULL: /proc/loadavg); -1 if unreadable. */
+double acct_loadavg(const char *path);
+
 /* The CPU seconds (utime + stime) this process used so far. */
 double acct_self_cpu_s(void);
 

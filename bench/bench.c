@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bench/little.h"
 #include "bench/units.h"
 
 /* Users one source address carries: well under its ~28,000 ephemeral ports. */
@@ -121,12 +122,16 @@ bench_init(struct bench *b, const struct bench_opts *o, struct profile *prof, ch
     struct vu_hooks hooks = {on_request, on_page, b};
     int sources = o->sources;
     struct timeval sec = {1, 0};
+    struct event_config *cfg;
 
     memset(b, 0, sizeof(*b));
     b->log = stderr;
     b->quiet = o->quiet;
     b->prof = prof;
     b->crit = (struct criteria)CRITERIA_DEFAULT;
+    /* Before any level: what the machine was doing before we loaded it. */
+    b->loadavg_path = o->loadavg_path;
+    b->load_start = acct_loadavg(o->loadavg_path);
     if (o->think_mean_s >= 0)
         prof->think_mean_s = o->think_mean_s;
     if (o->think_cap_s >= 0)
@@ -146,7 +151,16 @@ bench_init(struct bench *b, const struct bench_opts *o, struct profile *prof, ch
         sources = o->max_users / USERS_PER_SOURCE + 1;
     if (sources > CONN_MAX_SOURCES)
         sources = CONN_MAX_SOURCES;
-    if (!(b->base = event_base_new())) {
+    if (!(cfg = event_config_new())) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* epoll's timeouts are whole milliseconds, late by up to one without it. */
+    if (o->precise_timer)
+        event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+    b->base = event_base_new_with_config(cfg);
+    event_config_free(cfg);
+    if (!b->base) {
         snprintf(err, errlen, "cannot create an event base");
         return -1;
     }
@@ -246,8 +260,7 @@ bench_window_end(struct bench *b, struct level *l)
     l->think_s = profile_think_mean(b->prof);
     l->page_s = s->pages ? s->page_us / (double)s->pages / 1e6 : 0;
     l->req_per_page = s->pages ? (double)s->page_reqs / (double)s->pages : 0;
-    l->little_rps =
-        l->think_s + l->page_s > 0 ? l->users_mean / (l->think_s + l->page_s) * l->req_per_page : 0;
+    l->little_rps = little_expected_rps(l->users_mean, l->think_s, l->page_s, l->req_per_page);
     l->little_dev_pct = l->little_rps > 0 ? (l->rps - l->little_rps) / l->little_rps * 100 : 0;
     /* The generator's figure leaves out what measuring the others cost it. */
     gen = a->cpu_s[AG_BENCH] > a->overhead_s ? a->cpu_s[AG_BENCH] - a->overhead_s : 0;
@@ -282,6 +295,15 @@ bench_judge(const struct bench *b, struct level *l)
     double errs = s->requests ? (double)stats_errors(s) * 100 / (double)s->requests : 0;
 
     l->why[0] = '\0';
+    if (!l->open_loop) {
+        double rate = little_expected_rps(l->users_mean, l->think_s, l->page_s, 1);
+        double sq = s->pages ? (double)s->page_reqs_sq / (double)s->pages
+                             : l->req_per_page * l->req_per_page;
+
+        l->little_pages = rate * l->acct.wall_s;
+        l->little_tol_pct = little_tolerance(c->little_tol_pct, l->little_pages, l->req_per_page,
+                                             sq, &l->little_statistical);
+    }
     if (s->requests == 0)
         add_why(l, "no request finished");
     if (p95 >= c->p95_ms)
@@ -290,9 +312,9 @@ bench_judge(const struct bench *b, struct level *l)
         add_why(l, "p99 %.1f ms >= %.0f ms", p99, c->p99_ms);
     if (errs >= c->max_errors_pct && stats_errors(s) > 0)
         add_why(l, "errors %.2f %% >= %.2f %%", errs, c->max_errors_pct);
-    if (!l->open_loop && fabs(l->little_dev_pct) > c->little_tol_pct)
-        add_why(l, "load not offered: %.1f req/s against %.1f by Little's law", l->rps,
-                l->little_rps);
+    if (!l->open_loop && fabs(l->little_dev_pct) > l->little_tol_pct)
+        add_why(l, "load not offered: %.1f req/s against %.1f by Little's law (%+.1f %%, tolerance %.1f %%)",
+                l->rps, l->little_rps, l->little_dev_pct, l->little_tol_pct);
     if (l->gen_cpu_pct > c->gen_cpu_max_pct)
         add_why(l, "generator at %.0f %% of a core (limit %.0f %%)", l->gen_cpu_pct,
                 c->gen_cpu_max_pct);

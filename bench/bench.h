@@ -27,7 +27,7 @@
 struct criteria {
     double p95_ms, p99_ms;
     double max_errors_pct;
-    double little_tol_pct;  /* achieved rate against Little's law */
+    double little_tol_pct;  /* achieved rate against Little's law, at least */
     double gen_cpu_max_pct; /* the generator's own CPU, of one core */
 };
 #define CRITERIA_DEFAULT                                                                           \
@@ -47,6 +47,9 @@ struct level {
     double req_per_page;     /* measured */
     double little_rps;       /* users / (think + page) x requests per page */
     double little_dev_pct;   /* (rps - little) / little */
+    double little_pages;     /* pages Little's law expects over the hold */
+    double little_tol_pct;   /* the tolerance applied (little.h) */
+    int little_statistical;  /* 1: three standard errors; 0: the fixed floor */
     double gen_cpu_pct;      /* the generator's CPU over the hold, of one core */
     double gen_cpu_peak_pct; /* its busiest second */
     double gen_us_per_req, server_us_per_req, pg_us_per_req;
@@ -78,6 +81,8 @@ struct bench {
     int conns; /* the open-loop modes' connections, for the progress line */
     int quiet;
     FILE *log; /* progress lines; stderr by default */
+    const char *loadavg_path; /* NULL: /proc/loadavg */
+    double load_start;        /* the 1-minute load average before any level */
 };
 
 struct bench_opts {
@@ -90,6 +95,8 @@ struct bench_opts {
     uint64_t seed;
     double think_mean_s, think_cap_s, session_s; /* < 0: the profile's */
     int quiet;
+    const char *loadavg_path; /* where the load average is read (tests); NULL: /proc */
+    int precise_timer;        /* timers to the microsecond (the open loop's arrivals) */
 };
 
 int bench_init(struct bench *b, const struct bench_opts *o, struct profile *prof, char *err,

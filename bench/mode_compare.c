@@ -278,7 +278,7 @@ mode_compare(struct options *o)
 
     printf("conduit-bench compare: %s worker(s), scale %g, profile %s\n",
            o->workers_spec ? o->workers_spec : "1,n,2n+1", b.ds.scale, prof->name);
-    report_machine_text(stdout);
+    report_machine_text(stdout, &b);
     if (ceiling > 0)
         printf("SQL ceiling: %.0f statements/s with %d connections (PostgreSQL %.0f %% of the "
                "busy CPU)\n",

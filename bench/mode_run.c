@@ -33,7 +33,7 @@ mode_run(struct options *o)
     bench_level(&b, o->users, o->ramp_s, o->settle_max_s, o->hold_s, &l);
     bench_drain(&b, prof->timeout_s);
     printf("conduit-bench run: %d users against %s\n", o->users, b.cc.host);
-    report_machine_text(stdout);
+    report_machine_text(stdout, &b);
     report_level_text(stdout, &l, prof);
     root = modes_json_header(o, &b);
     cJSON_AddItemToObject(root, "level", report_level_json(&l, prof));
@@ -56,7 +56,7 @@ mode_search(struct options *o)
     search_run(&b, o, &r);
     bench_drain(&b, prof->timeout_s);
     printf("conduit-bench search against %s (hold %.0f s a level)\n", b.cc.host, o->hold_s);
-    report_machine_text(stdout);
+    report_machine_text(stdout, &b);
     search_print(stdout, &r);
     if (r.best >= 0) {
         printf("best pass:\n");

@@ -124,7 +124,7 @@ modes_json_header(const struct options *o, const struct bench *b)
 
     cJSON_AddStringToObject(root, "tool", "conduit-bench " PACKAGE_VERSION);
     cJSON_AddStringToObject(root, "mode", o->mode_name);
-    cJSON_AddItemToObject(root, "machine", report_machine_json());
+    cJSON_AddItemToObject(root, "machine", report_machine_json(b));
     cJSON_AddStringToObject(load, "target", b->cc.host);
     cJSON_AddStringToObject(load, "profile", b->prof->name);
     cJSON_AddNumberToObject(load, "think_mean_s", b->prof->think_mean_s);

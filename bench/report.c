@@ -21,6 +21,13 @@ fmt_pct(const struct hist *h, double p, char *buf, unsigned cap)
     return units_fmt_us((double)hist_percentile(h, p), buf, cap);
 }
 
+/* Which tolerance the Little's-law check applied (little.h). */
+static const char *
+little_rule(const struct level *l)
+{
+    return l->little_statistical ? "three standard errors of the expected count" : "the fixed floor";
+}
+
 void
 report_level_text(FILE *f, const struct level *l, const struct profile *p)
 {
@@ -38,9 +45,10 @@ report_level_text(FILE *f, const struct level *l, const struct profile *p)
     else
         fprintf(f,
                 "  req/s %.1f; Little's law %.1f (%+.1f %%): think %.2f s, page %.1f ms, "
-                "%.2f req/page\n",
+                "%.2f req/page\n"
+                "  tolerance %.1f %%: %s (%.0f pages expected over the hold)\n",
                 l->rps, l->little_rps, l->little_dev_pct, l->think_s, l->page_s * 1e3,
-                l->req_per_page);
+                l->req_per_page, l->little_tol_pct, little_rule(l), l->little_pages);
     fprintf(f, "  latency p50 %s  p95 %s  p99 %s  max %s  (%llu responses)\n",
             fmt_pct(&s->all, 50, b1, sizeof(b1)), fmt_pct(&s->all, 95, b2, sizeof(b2)),
             fmt_pct(&s->all, 99, b3, sizeof(b3)),
@@ -209,6 +217,9 @@ report_level_json(const struct level *l, const struct profile *p)
         cJSON_AddNumberToObject(lt, "page_ms", l->page_s * 1e3);
         cJSON_AddNumberToObject(lt, "requests_per_page", l->req_per_page);
         cJSON_AddNumberToObject(lt, "pages", (double)s->pages);
+        cJSON_AddNumberToObject(lt, "pages_expected", l->little_pages);
+        cJSON_AddNumberToObject(lt, "tolerance_pct", l->little_tol_pct);
+        cJSON_AddStringToObject(lt, "tolerance_rule", little_rule(l));
     }
     cJSON_AddItemToObject(o, "latency", hist_json(&s->all));
     cJSON_AddItemToObject(o, "errors", errors_json(s->err));
@@ -270,7 +281,6 @@ struct machine {
     long nproc;
     char model[128];
     struct utsname u;
-    double load[3];
 };
 
 static void
@@ -280,11 +290,10 @@ machine_read(struct machine *m)
     m->nproc = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_model(m->model, sizeof(m->model));
     uname(&m->u);
-    getloadavg(m->load, 3);
 }
 
 cJSON *
-report_machine_json(void)
+report_machine_json(const struct bench *b)
 {
     cJSON *o = cJSON_CreateObject();
     struct machine m;
@@ -293,20 +302,21 @@ report_machine_json(void)
     cJSON_AddNumberToObject(o, "nproc", (double)m.nproc);
     cJSON_AddStringToObject(o, "cpu_model", m.model);
     cJSON_AddStringToObject(o, "kernel", m.u.release);
-    cJSON_AddNumberToObject(o, "loadavg_1m_at_start", m.load[0]);
+    cJSON_AddNumberToObject(o, "loadavg_1m_at_start", b->load_start);
+    cJSON_AddNumberToObject(o, "loadavg_1m_at_end", acct_loadavg(b->loadavg_path));
     cJSON_AddNumberToObject(o, "memory_mb",
                             (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / MB);
     return o;
 }
 
 void
-report_machine_text(FILE *f)
+report_machine_text(FILE *f, const struct bench *b)
 {
     struct machine m;
 
     machine_read(&m);
-    fprintf(f, "machine: %ld cores (%s), Linux %s, load average %.2f at start\n", m.nproc, m.model,
-            m.u.release, m.load[0]);
+    fprintf(f, "machine: %ld cores (%s), Linux %s, load average %.2f at start, %.2f at end\n",
+            m.nproc, m.model, m.u.release, b->load_start, acct_loadavg(b->loadavg_path));
 }
 
 int

@@ -45,7 +45,7 @@ stats_reset(struct stats *s)
     memset(s->err, 0, sizeof(s->err));
     memset(s->ep_err, 0, (size_t)s->nep * CONN_NERR * sizeof(*s->ep_err));
     memset(s->bad_status, 0, sizeof(s->bad_status));
-    s->requests = s->responses = s->pages = s->page_reqs = 0;
+    s->requests = s->responses = s->pages = s->page_reqs = s->page_reqs_sq = 0;
     s->page_us = 0;
 }
 
@@ -73,6 +73,7 @@ stats_page(struct stats *s, int nreq, int64_t page_us)
 {
     s->pages++;
     s->page_reqs += (uint64_t)nreq;
+    s->page_reqs_sq += (uint64_t)nreq * (uint64_t)nreq;
     s->page_us += (double)page_us;
 }
 

@@ -22,6 +22,7 @@ struct stats {
     uint64_t requests;       /* finished, whatever the outcome */
     uint64_t responses;      /* of them, those the server answered */
     uint64_t pages, page_reqs;
+    uint64_t page_reqs_sq; /* the sum of each page's requests squared (Little's law) */
     double page_us;
     uint64_t bad_status[600]; /* unexpected statuses, by code */
 };
