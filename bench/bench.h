@@ -83,6 +83,7 @@ struct bench {
     FILE *log; /* progress lines; stderr by default */
     const char *loadavg_path; /* NULL: /proc/loadavg */
     double load_start;        /* the 1-minute load average before any level */
+    int probe_requests;       /* sent by the dataset probe (probe.h), not measured */
 };
 
 struct bench_opts {

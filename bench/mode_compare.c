@@ -194,6 +194,11 @@ run_config(struct bench *b, struct options *o, const struct servers_cfg *base, p
     if (s.nginx)
         acct_add_root(&b->acct, AG_NGINX, s.nginx);
     set_target(b, s.target_port);
+    if (modes_probe(o, b) < 0) {
+        snprintf(w->err, sizeof(w->err), "the server does not hold the dataset (see above)");
+        servers_stop(&s);
+        return;
+    }
     if (o->warmup_s > 0) {
         bench_level(b, o->start, o->ramp_s, o->settle_max_s, o->warmup_s, &warm);
         level_free(&warm);

@@ -16,6 +16,7 @@ add_totals(cJSON *root, const struct bench *b)
     cJSON_AddNumberToObject(t, "requests", (double)b->total->requests);
     cJSON_AddNumberToObject(t, "responses", (double)b->total->responses);
     cJSON_AddNumberToObject(t, "connects", (double)b->cc.connects);
+    cJSON_AddNumberToObject(t, "probe_requests", b->probe_requests);
     cJSON_AddStringToObject(t, "last_error", b->cc.last_error);
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/probe.h"
 #include "bench/report.h"
 
 #ifndef DATADIR
@@ -80,6 +81,21 @@ modes_account(struct bench *b, const struct options *o)
 }
 
 int
+modes_probe(const struct options *o, struct bench *b)
+{
+    char msg[1024];
+
+    if (o->no_probe || !probe_needed(b->prof))
+        return 0;
+    if (probe_dataset(&b->cc.server, b->cc.host, &b->ds, b->prof->timeout_s, &b->probe_requests,
+                      msg, sizeof(msg)) == 0)
+        return 0;
+    fprintf(stderr, "conduit-bench: %s does not hold the dataset of --scale %g --seed %llu: %s\n",
+            b->cc.host, b->ds.scale, (unsigned long long)b->ds.seed, msg);
+    return -1;
+}
+
+int
 modes_setup(struct options *o, struct profile **prof, struct bench *b)
 {
     char err[512];
@@ -113,6 +129,13 @@ modes_setup(struct options *o, struct profile **prof, struct bench *b)
         return -1;
     }
     b->crit = o->crit;
+    /* compare probes each server it starts; ceiling asks no server. */
+    if (o->mode != MODE_COMPARE && o->mode != MODE_CEILING && modes_probe(o, b) < 0) {
+        bench_free(b);
+        profile_free(*prof);
+        *prof = NULL;
+        return -1;
+    }
     modes_account(b, o);
     return 0;
 }

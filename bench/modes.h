@@ -23,6 +23,12 @@ struct profile *modes_profile(const struct options *o);
 /* Profile, descriptor limit, bench context, accounting roots; 0 or -1. */
 int modes_setup(struct options *o, struct profile **prof, struct bench *b);
 void modes_account(struct bench *b, const struct options *o);
+/*
+ * Unless --no-probe, or the profile names nothing seeded: checks that the
+ * target of b holds the dataset of --scale and --seed (probe.h); -1 with
+ * the reason on stderr.
+ */
+int modes_probe(const struct options *o, struct bench *b);
 /* The postmaster's pid from DIR/postmaster.pid (DIR or DIR/data); 0 if none. */
 pid_t modes_pg_pid(const char *dir);
 /* The document every report starts with: tool, mode, machine, load, criteria. */

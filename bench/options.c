@@ -29,7 +29,7 @@ options_usage(FILE *f)
         "target and load:\n"
         "  --host ADDR (127.0.0.1)  --port P (8080)  --profile FILE  --scale F (1)  --seed N (1)\n"
         "  --source ADDR (127.0.0.2)  --sources N (auto)  --think-mean D  --think-cap D\n"
-        "  --session D  --settle-max D (2m)\n"
+        "  --session D  --settle-max D (2m)  --no-probe\n"
         "pass criteria (WORKLOAD.md):\n"
         "  --p95 D (500ms)  --p99 D (1s)  --max-errors PCT (1)  --little-tol PCT (5)\n"
         "  --gen-cpu-max PCT (80)\n"
@@ -92,6 +92,7 @@ enum {
     O_DEPTH,
     O_CEILCONNS,
     O_NOCEILING,
+    O_NOPROBE,
     O_JSON,
     O_OUT,
     O_QUIET,
@@ -146,6 +147,7 @@ static const struct option longopts[] = {
     {"depth", required_argument, 0, O_DEPTH},
     {"ceiling-connections", required_argument, 0, O_CEILCONNS},
     {"no-ceiling", no_argument, 0, O_NOCEILING},
+    {"no-probe", no_argument, 0, O_NOPROBE},
     {"json", required_argument, 0, O_JSON},
     {"out", required_argument, 0, O_OUT},
     {"quiet", no_argument, 0, 'q'},
@@ -419,6 +421,9 @@ one(struct options *o, int c, const char *arg, const char *flag, char *err, size
         return count(arg, 1, 1024, &o->ceiling_conns, flag, err, errlen);
     case O_NOCEILING:
         o->no_ceiling = 1;
+        return 0;
+    case O_NOPROBE:
+        o->no_probe = 1;
         return 0;
     case O_JSON:
         o->json = arg;

@@ -97,7 +97,9 @@ served=$(sed -n 's/.*exiting after \([0-9]*\) response(s).*/\1/p' "$T/conduitd.l
     awk '{ n += $1 } END { print n + 0 }')
 answered=$(j .totals.responses)
 check "the bench counted responses ($answered)" [ "$answered" -gt 1000 ]
-is "the server answered exactly those (and our probes)" "$served" "$((answered + PROBES))"
+probed=$(j .totals.probe_requests)
+check "the dataset was probed before the levels ($probed requests)" [ "$probed" -ge 5 ]
+is "the server answered exactly those (and the probes)" "$served" "$((answered + probed + PROBES))"
 is "no request was left unanswered" "$(j .totals.requests)" "$answered"
 
 # ---------------------------------------------------------------- rate, ceiling

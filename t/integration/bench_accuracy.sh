@@ -5,7 +5,9 @@
 #    time and sends it then: the p50 of a trivial endpoint is the one
 #    `run` mode sees, whatever the rate;
 #  - the load average "at start" is the one before the level, and the one
-#    at the end is reported too.
+#    at the end is reported too;
+#  - a --scale (or --seed) that is not the server's dataset is refused
+#    before any level, naming the problem and the likely scale.
 . "$top_srcdir/t/lib.sh"
 command -v jq >/dev/null || skip "jq is not installed"
 BENCH=${CONDUIT_BENCH:-$(pwd)/conduit-bench}
@@ -61,4 +63,25 @@ is "the JSON's load at start is before the level" "$(jq .machine.loadavg_1m_at_s
 is "the JSON's load at the end" "$(jq .machine.loadavg_1m_at_end "$T/load.json")" 3.5
 check "the text says both" grep -q 'load average 17.25 at start, 3.50 at end' "$T/load.out"
 
+# ---------------------------------------------------------------- scale probe
+D="--port $PORT --profile $top_srcdir/bench/profiles/default.json --users 5 --ramp 0 --hold 2s --quiet"
+"$BENCH" run $D >"$T/probe1.out" 2>&1
+is "the default --scale 1 against a 0.002 database exits 2" "$?" 2
+check "naming the missing user" grep -q 'user 100000 .* cannot log in' "$T/probe1.out"
+check "and the likely scale" grep -q 'looks seeded at --scale 0.002' "$T/probe1.out"
+check "before any level" sh -c "! grep -q 'users 5: ' '$T/probe1.out'"
+"$BENCH" run $D --scale 0.001 >"$T/probe2.out" 2>&1
+is "a --scale below the server's exits 2" "$?" 2
+check "saying it holds more users" grep -q 'user 101 .* exists' "$T/probe2.out"
+check "and the likely scale" grep -q 'looks seeded at --scale 0.002' "$T/probe2.out"
+"$BENCH" rate --port "$PORT" --profile "$top_srcdir/bench/profiles/default.json" --rps 10 \
+    --duration 1s --warmup 0 --connections 2 --scale 0.01 --quiet >"$T/probe3.out" 2>&1
+is "rate probes too" "$?" 2
+check "with the likely scale" grep -q 'looks seeded at --scale 0.002' "$T/probe3.out"
+"$BENCH" run $D --scale $S --seed 2 >"$T/probe4.out" 2>&1
+is "another --seed exits 2" "$?" 2
+check "saying user 1 cannot log in" grep -q 'user 1 .* cannot log in' "$T/probe4.out"
+"$BENCH" run $D --scale $S --json "$T/ok.json" >"$T/probe5.out" 2>&1
+is "the right scale runs" "$?" 0
+is "with no error" "$(jq '.level.errors | add' "$T/ok.json")" 0
 done_testing
