@@ -5,6 +5,7 @@
 
 #include "bench/bench.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -56,7 +57,7 @@ progress(struct bench *b, double cpu_pct)
             "[%6.0fs] %-6s users %6d (%d starting)  req/s %8llu  p95 %8s  p99 %8s  errors %llu"
             "  gen-cpu %3.0f%%\n",
             (double)(conn_now_us() - b->t0_us) / 1e6, b->phase ? b->phase : "",
-            b->conns ? b->conns : vu_active(b->vu), vu_starting(b->vu),
+            b->conns ? b->conns : bench_active(b), bench_starting(b),
             (unsigned long long)s->requests,
             units_fmt_us((double)hist_percentile(&s->all, 95), p95, sizeof(p95)),
             units_fmt_us((double)hist_percentile(&s->all, 99), p99, sizeof(p99)),
@@ -74,11 +75,13 @@ on_tick(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     b->self_cpu_prev = cpu;
+    if (b->second)
+        b->second(b->second_arg);
     progress(b, pct);
     stats_reset(b->sec);
     if (b->win) {
         acct_sample(&b->acct);
-        b->users_sum += vu_active(b->vu);
+        b->users_sum += bench_active(b);
         b->users_samples++;
         if (pct > b->gen_cpu_peak_pct)
             b->gen_cpu_peak_pct = pct;
@@ -185,8 +188,46 @@ bench_init(struct bench *b, const struct bench_opts *o, struct profile *prof, ch
 }
 
 void
+bench_set_users(struct bench *b, int users, double ramp_s)
+{
+    if (b->remote)
+        b->remote->set_users(b->remote->arg, users, ramp_s);
+    else
+        vu_set_users(b->vu, users, ramp_s);
+}
+
+int
+bench_active(struct bench *b)
+{
+    return b->remote ? b->remote->active(b->remote->arg) : vu_active(b->vu);
+}
+
+int
+bench_starting(struct bench *b)
+{
+    return b->remote ? b->remote->starting(b->remote->arg) : vu_starting(b->vu);
+}
+
+int
+bench_in_flight(struct bench *b)
+{
+    return b->remote ? b->remote->in_flight(b->remote->arg) : vu_in_flight(b->vu);
+}
+
+void
+bench_set_target(struct bench *b, int port)
+{
+    b->cc.server.sin_port = htons((uint16_t)port);
+    snprintf(b->cc.host, sizeof(b->cc.host), "127.0.0.1:%d", port);
+    if (b->remote)
+        b->remote->set_target(b->remote->arg, port);
+}
+
+void
 bench_free(struct bench *b)
 {
+    if (b->remote)
+        b->remote->free(b->remote->arg);
     vu_free(b->vu);
     if (b->tick)
         event_free(b->tick);
@@ -240,6 +281,8 @@ bench_window_begin(struct bench *b)
     b->users_sum = 0;
     b->users_samples = 0;
     b->gen_cpu_peak_pct = 0;
+    if (b->remote)
+        b->remote->window_begin(b->remote->arg);
     acct_begin(&b->acct);
     acct_sample(&b->acct);
 }
@@ -251,12 +294,18 @@ bench_window_end(struct bench *b, struct level *l)
     struct stats *s = b->win;
     double reqs, gen;
 
+    struct remote_window rw = {0};
+
     acct_end(&b->acct, a);
+    if (b->remote)
+        b->remote->window_end(b->remote->arg, s, &rw);
     b->win = NULL;
     l->st = s;
     reqs = s->requests ? (double)s->requests : 1;
     l->rps = a->wall_s > 0 ? (double)s->requests / a->wall_s : 0;
-    l->users_mean = b->users_samples ? b->users_sum / b->users_samples : vu_active(b->vu);
+    l->users_mean = b->remote         ? rw.users_mean
+                    : b->users_samples ? b->users_sum / b->users_samples
+                                       : vu_active(b->vu);
     l->think_s = profile_think_mean(b->prof);
     l->page_s = s->pages ? s->page_us / (double)s->pages / 1e6 : 0;
     l->req_per_page = s->pages ? (double)s->page_reqs / (double)s->pages : 0;
@@ -265,7 +314,10 @@ bench_window_end(struct bench *b, struct level *l)
     /* The generator's figure leaves out what measuring the others cost it. */
     gen = a->cpu_s[AG_BENCH] > a->overhead_s ? a->cpu_s[AG_BENCH] - a->overhead_s : 0;
     l->gen_cpu_pct = a->wall_s > 0 ? gen / a->wall_s * 100 : 0;
-    l->gen_cpu_peak_pct = b->gen_cpu_peak_pct;
+    l->gen_cpu_peak_pct = b->remote ? rw.cpu_peak_pct : b->gen_cpu_peak_pct;
+    /* Each process is one event loop: the busiest one is what may fall behind. */
+    l->gen_procs = b->remote ? b->remote->procs : 1;
+    l->gen_cpu_proc_max_pct = b->remote ? rw.cpu_max_pct : l->gen_cpu_pct;
     l->gen_us_per_req = gen / reqs * 1e6;
     l->server_us_per_req = (a->cpu_s[AG_SERVER] + a->cpu_s[AG_NGINX]) / reqs * 1e6;
     l->pg_us_per_req = a->cpu_s[AG_POSTGRES] / reqs * 1e6;
@@ -315,8 +367,9 @@ bench_judge(const struct bench *b, struct level *l)
     if (!l->open_loop && fabs(l->little_dev_pct) > l->little_tol_pct)
         add_why(l, "load not offered: %.1f req/s against %.1f by Little's law (%+.1f %%, tolerance %.1f %%)",
                 l->rps, l->little_rps, l->little_dev_pct, l->little_tol_pct);
-    if (l->gen_cpu_pct > c->gen_cpu_max_pct)
-        add_why(l, "generator at %.0f %% of a core (limit %.0f %%)", l->gen_cpu_pct,
+    if (l->gen_cpu_proc_max_pct > c->gen_cpu_max_pct)
+        add_why(l, "generator%s at %.0f %% of a core (limit %.0f %%)",
+                l->gen_procs > 1 ? "'s busiest process" : "", l->gen_cpu_proc_max_pct,
                 c->gen_cpu_max_pct);
     l->pass = l->why[0] == '\0';
 }
@@ -324,7 +377,7 @@ bench_judge(const struct bench *b, struct level *l)
 static int
 users_started(struct bench *b)
 {
-    return vu_starting(b->vu) == 0;
+    return bench_starting(b) == 0;
 }
 
 int
@@ -338,7 +391,7 @@ bench_level(struct bench *b, int users, double ramp_s, double settle_max_s, doub
     l->ramp_s = ramp_s;
     l->hold_s = hold_s;
     b->phase = "ramp";
-    vu_set_users(b->vu, users, ramp_s);
+    bench_set_users(b, users, ramp_s);
     bench_wait(b, ramp_s);
     /* Logins cost the server a bcrypt each: let them finish before judging. */
     b->phase = "settle";
@@ -364,13 +417,16 @@ level_free(struct level *l)
 static int
 nothing_in_flight(struct bench *b)
 {
-    return vu_in_flight(b->vu) == 0;
+    return bench_in_flight(b) == 0;
 }
 
 void
 bench_drain(struct bench *b, double seconds)
 {
     b->phase = "drain";
-    vu_set_users(b->vu, 0, 0);
+    bench_set_users(b, 0, 0);
     bench_wait_until(b, seconds, nothing_in_flight);
+    if (b->remote)
+        b->remote->totals(b->remote->arg, b->total, &b->cc.connects, b->cc.last_error,
+                          sizeof(b->cc.last_error));
 }

@@ -116,13 +116,6 @@ row_json(const struct row *w, const struct options *o, const struct profile *p, 
     return j;
 }
 
-static void
-set_target(struct bench *b, int port)
-{
-    b->cc.server.sin_port = htons((uint16_t)port);
-    snprintf(b->cc.host, sizeof(b->cc.host), "127.0.0.1:%d", port);
-}
-
 /* The generator keeps off the server's cores when there are others. */
 static void
 pin_self_away(int cores)
@@ -193,7 +186,7 @@ run_config(struct bench *b, struct options *o, const struct servers_cfg *base, p
         acct_add_root(&b->acct, AG_SERVER, s.master[k]);
     if (s.nginx)
         acct_add_root(&b->acct, AG_NGINX, s.nginx);
-    set_target(b, s.target_port);
+    bench_set_target(b, s.target_port);
     if (modes_probe(o, b) < 0) {
         snprintf(w->err, sizeof(w->err), "the server does not hold the dataset (see above)");
         servers_stop(&s);
@@ -271,6 +264,7 @@ mode_compare(struct options *o)
     base.reuseport = o->reuseport;
     base.base_port = o->base_port;
     base.cores = o->cores;
+    base.clients = o->b.max_users;
     for (int i = 0; i < o->nworkers; i++) {
         memset(&rows[i], 0, sizeof(rows[i]));
         rows[i].workers = o->workers[i];

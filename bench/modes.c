@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench/probe.h"
+#include "bench/procs.h"
 #include "bench/report.h"
 
 #ifndef DATADIR
@@ -95,16 +96,41 @@ modes_probe(const struct options *o, struct bench *b)
     return -1;
 }
 
+/*
+ * How many generator processes: --procs, or as many as the users need at
+ * one socket each under the file limit (got) of a process.
+ */
+static int
+how_many_procs(const struct options *o, long got)
+{
+    long per = got - 1024;
+
+    if (o->procs)
+        return o->procs;
+    if (o->mode == MODE_RATE || o->mode == MODE_CEILING || per < 1 || o->b.max_users <= per)
+        return 1;
+    return (int)((o->b.max_users + per - 1) / per);
+}
+
 int
 modes_setup(struct options *o, struct profile **prof, struct bench *b)
 {
     char err[512];
     /* A socket per user, plus room for /proc reads, logs, the database. */
     long want = (long)o->b.max_users + 1024, got;
+    struct procs *ps = NULL;
+    int n;
 
     if (!(*prof = modes_profile(o)))
         return -1;
     got = bench_raise_nofile(want);
+    n = how_many_procs(o, got);
+    if (n > PROCS_MAX) {
+        fprintf(stderr, "conduit-bench: %d users need %d generator processes, more than %d\n",
+                o->b.max_users, n, PROCS_MAX);
+        n = PROCS_MAX;
+    }
+    want = (o->b.max_users + n - 1) / n + 1024;
     /*
      * Raising the hard limit needs CAP_SYS_RESOURCE; without it, say so, and
      * search no higher than the descriptors allow: a level that failed for
@@ -112,17 +138,33 @@ modes_setup(struct options *o, struct profile **prof, struct bench *b)
      */
     if (got < want) {
         fprintf(stderr,
-                "conduit-bench: the open file limit is %ld, so at most %ld users (this run may "
-                "want %d): raise it with ulimit -Hn as root (CAP_SYS_RESOURCE)\n",
-                got, got - 1024, o->b.max_users);
+                "conduit-bench: the open file limit is %ld, so at most %ld users in each of %d "
+                "process(es) (this run may want %d): raise it with ulimit -Hn as root "
+                "(CAP_SYS_RESOURCE), or give --procs\n",
+                got, got - 1024, n, o->b.max_users);
         if (o->mode == MODE_SEARCH || o->mode == MODE_COMPARE) {
-            o->b.max_users = (int)(got - 1024);
+            o->b.max_users = (int)(got - 1024) * n;
             o->max_users_why = "the generator's open file limit passed: the server's capacity is "
-                               "higher, this process cannot offer more";
+                               "higher, these processes cannot offer more";
         }
     }
-    if (bench_init(b, &o->b, *prof, err, sizeof(err)) < 0) {
+    /* Before this process's event base: none may cross the fork. */
+    if (n > 1) {
+        if (!(ps = procs_start(n, &o->b, *prof, err, sizeof(err)))) {
+            fprintf(stderr, "conduit-bench: %s\n", err);
+            profile_free(*prof);
+            *prof = NULL;
+            return -1;
+        }
+        if (!o->b.quiet)
+            fprintf(stderr, "conduit-bench: %d generator processes, up to %d users each\n", n,
+                    (o->b.max_users + n - 1) / n);
+    }
+    if (bench_init(b, &o->b, *prof, err, sizeof(err)) < 0 ||
+        (ps && procs_attach(ps, b, err, sizeof(err)) < 0)) {
         fprintf(stderr, "conduit-bench: %s\n", err);
+        if (ps && !b->remote)
+            procs_stop(ps);
         bench_free(b);
         profile_free(*prof);
         *prof = NULL;

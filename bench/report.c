@@ -98,10 +98,17 @@ report_level_text(FILE *f, const struct level *l, const struct profile *p)
             l->gen_us_per_req, l->server_us_per_req,
             l->server_us_per_req > 0 ? l->gen_us_per_req / l->server_us_per_req : 0,
             l->pg_us_per_req);
-    fprintf(f,
-            "  generator CPU %.0f %% of a core (busiest second %.0f %%), besides %.2f s "
-            "reading /proc for this accounting\n",
-            l->gen_cpu_pct, l->gen_cpu_peak_pct, a->overhead_s);
+    if (l->gen_procs > 1)
+        fprintf(f,
+                "  generator CPU %.0f %% of a core in all, %d processes, the busiest %.0f %% (its "
+                "busiest second %.0f %%), besides %.2f s reading /proc for this accounting\n",
+                l->gen_cpu_pct, l->gen_procs, l->gen_cpu_proc_max_pct, l->gen_cpu_peak_pct,
+                a->overhead_s);
+    else
+        fprintf(f,
+                "  generator CPU %.0f %% of a core (busiest second %.0f %%), besides %.2f s "
+                "reading /proc for this accounting\n",
+                l->gen_cpu_pct, l->gen_cpu_peak_pct, a->overhead_s);
     fprintf(f, "  memory, mean/max MB over %d samples:", a->samples);
     for (int g = 0; g < AG_NGROUPS; g++)
         if (a->procs_max[g])
@@ -236,6 +243,8 @@ report_level_json(const struct level *l, const struct profile *p)
     cJSON_AddItemToObject(o, "accounting", acct_json(&l->acct));
     cJSON_AddNumberToObject(o, "generator_cpu_pct", l->gen_cpu_pct);
     cJSON_AddNumberToObject(o, "generator_cpu_peak_pct", l->gen_cpu_peak_pct);
+    cJSON_AddNumberToObject(o, "generator_processes", l->gen_procs);
+    cJSON_AddNumberToObject(o, "generator_cpu_busiest_process_pct", l->gen_cpu_proc_max_pct);
     cJSON_AddNumberToObject(o, "generator_us_per_request", l->gen_us_per_req);
     cJSON_AddNumberToObject(o, "server_us_per_request", l->server_us_per_req);
     cJSON_AddNumberToObject(o, "postgres_us_per_request", l->pg_us_per_req);

@@ -77,6 +77,28 @@ stats_page(struct stats *s, int nreq, int64_t page_us)
     s->page_us += (double)page_us;
 }
 
+void
+stats_merge(struct stats *dst, const struct stats *src)
+{
+    int nep = dst->nep < src->nep ? dst->nep : src->nep;
+
+    hist_merge(&dst->all, &src->all);
+    for (int i = 0; i < nep; i++)
+        hist_merge(&dst->ep[i], &src->ep[i]);
+    for (int k = 0; k < CONN_NERR; k++)
+        dst->err[k] += src->err[k];
+    for (int i = 0; i < nep * CONN_NERR; i++)
+        dst->ep_err[i] += src->ep_err[i];
+    for (int c = 0; c < 600; c++)
+        dst->bad_status[c] += src->bad_status[c];
+    dst->requests += src->requests;
+    dst->responses += src->responses;
+    dst->pages += src->pages;
+    dst->page_reqs += src->page_reqs;
+    dst->page_reqs_sq += src->page_reqs_sq;
+    dst->page_us += src->page_us;
+}
+
 uint64_t
 stats_errors(const struct stats *s)
 {

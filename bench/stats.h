@@ -35,6 +35,13 @@ void stats_reset(struct stats *s);
 void stats_request(struct stats *s, int ep, const struct conn_result *r);
 void stats_page(struct stats *s, int nreq, int64_t page_us);
 
+/*
+ * Adds src into dst (the same endpoints): histograms bucket by bucket,
+ * counts summed, so the merge of disjoint samples is exactly the stats of
+ * all of them (the generator processes of one run merge this way).
+ */
+void stats_merge(struct stats *dst, const struct stats *src);
+
 uint64_t stats_errors(const struct stats *s);
 uint64_t stats_ep_errors(const struct stats *s, int ep);
 

@@ -8,17 +8,11 @@
 # and the requests it counted must be exactly the ones the server counted.
 # Then the open-loop rate, the SQL ceiling, and bad input.
 . "$top_srcdir/t/lib.sh"
-command -v jq >/dev/null || skip "jq is not installed"
-BENCH=${CONDUIT_BENCH:-$(pwd)/conduit-bench}
+. "$top_srcdir/t/bench_server.sh"
 # The source tree's profile and template, wherever the build is.
 P="--profile $top_srcdir/bench/profiles/default.json"
-SEED=${CONDUIT_SEED:-$(pwd)/conduit-seed}
-S=0.002
-PG_NO_SCHEMA=1 pg_start
-"$SEED" --scale $S --bcrypt-cost 4 --db "$DB" -q >"$T/seed.out" 2>&1 ||
-    bail "conduit-seed failed: $(cat "$T/seed.out")"
+bench_server_start
 # One /healthz from conduitd_start reaches the server besides the bench.
-conduitd_start -w 2 --pool 2
 PROBES=1
 
 # ---------------------------------------------------------------- bad input

@@ -9,14 +9,8 @@
 #  - a --scale (or --seed) that is not the server's dataset is refused
 #    before any level, naming the problem and the likely scale.
 . "$top_srcdir/t/lib.sh"
-command -v jq >/dev/null || skip "jq is not installed"
-BENCH=${CONDUIT_BENCH:-$(pwd)/conduit-bench}
-SEED=${CONDUIT_SEED:-$(pwd)/conduit-seed}
-S=0.002
-PG_NO_SCHEMA=1 pg_start
-"$SEED" --scale $S --bcrypt-cost 4 --db "$DB" -q >"$T/seed.out" 2>&1 ||
-    bail "conduit-seed failed: $(cat "$T/seed.out")"
-conduitd_start -w 2 --pool 2
+. "$top_srcdir/t/bench_server.sh"
+bench_server_start
 
 # ---------------------------------------------------------------- rate's p50
 # A trivial endpoint: GET /api/tags, after a session start that only asks
