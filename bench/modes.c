@@ -206,6 +206,18 @@ modes_json_header(const struct options *o, const struct bench *b)
     return root;
 }
 
+void
+modes_json_totals(cJSON *root, const struct bench *b)
+{
+    cJSON *t = cJSON_AddObjectToObject(root, "totals");
+
+    cJSON_AddNumberToObject(t, "requests", (double)b->total->requests);
+    cJSON_AddNumberToObject(t, "responses", (double)b->total->responses);
+    cJSON_AddNumberToObject(t, "connects", (double)b->cc.connects);
+    cJSON_AddNumberToObject(t, "probe_requests", b->probe_requests);
+    cJSON_AddStringToObject(t, "last_error", b->cc.last_error);
+}
+
 int
 modes_write_json(const struct options *o, cJSON *root, char *path, size_t cap)
 {

@@ -33,6 +33,12 @@ int modes_probe(const struct options *o, struct bench *b);
 pid_t modes_pg_pid(const char *dir);
 /* The document every report starts with: tool, mode, machine, load, criteria. */
 cJSON *modes_json_header(const struct options *o, const struct bench *b);
+/*
+ * "totals": requests, responses, connects and probe requests since the
+ * start, in every generator process: what a test compares with the
+ * server's own count.
+ */
+void modes_json_totals(cJSON *root, const struct bench *b);
 /* Writes the report where --json or --out says; prints the path. */
 int modes_write_json(const struct options *o, cJSON *root, char *path, size_t cap);
 /*

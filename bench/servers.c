@@ -133,7 +133,7 @@ spawn(char *const argv[], const char *log, int cores)
 
 /* 200 from GET path on 127.0.0.1:port, with a short timeout. */
 static int
-probe(int port, const char *path)
+probe(struct servers *s, int port, const char *path)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     struct timeval tv = {1, 0};
@@ -149,10 +149,12 @@ probe(int port, const char *path)
     snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
              path);
     if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req) &&
-        (n = recv(fd, buf, sizeof(buf) - 1, 0)) > 12) {
-        buf[n] = '\0';
-        ok = strncmp(buf + 9, "200", 3) == 0;
+        send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req)) {
+        s->probes++;
+        if ((n = recv(fd, buf, sizeof(buf) - 1, 0)) > 12) {
+            buf[n] = '\0';
+            ok = strncmp(buf + 9, "200", 3) == 0;
+        }
     }
     close(fd);
     return ok;
@@ -342,7 +344,7 @@ start_nginx(const struct servers_cfg *c, struct servers *s, char *err, size_t er
         snprintf(err, errlen, "fork: %s", strerror(errno));
         return -1;
     }
-    for (i = 0; i < READY_TIMEOUT_S * 10 && !probe(s->target_port, "/api/tags"); i++) {
+    for (i = 0; i < READY_TIMEOUT_S * 10 && !probe(s, s->target_port, "/api/tags"); i++) {
         if (!alive(s->nginx)) {
             snprintf(err, errlen, "nginx exited at start: see %s", log);
             s->nginx = 0;
@@ -403,7 +405,7 @@ start_master(const struct servers_cfg *c, struct servers *s, int k, char *err, s
     for (i = 0; i < READY_TIMEOUT_S * 10; i++) {
         if (!s->port[k])
             s->port[k] = logged_port(s->log[k]);
-        if (s->port[k] && log_says(s->log[k], "worker(s) ready") && probe(s->port[k], "/healthz"))
+        if (s->port[k] && log_says(s->log[k], "worker(s) ready") && probe(s, s->port[k], "/healthz"))
             return 0;
         if (!alive(s->master[k])) {
             snprintf(err, errlen, "conduitd exited at start: see %s", s->log[k]);

@@ -40,6 +40,7 @@ struct servers {
     int n;
     pid_t nginx;
     int target_port; /* where the load goes: nginx, or the only master */
+    int probes;      /* readiness requests sent (the servers count them too) */
     char log[SERVERS_MAX][4096];
 };
 

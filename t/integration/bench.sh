@@ -151,6 +151,14 @@ if command -v nginx >/dev/null && command -v gnuplot >/dev/null; then
     check "nginx's CPU is accounted" \
         [ "$(jq '.configurations[0].search.levels[0].accounting.cpu_s.nginx > 0' "$last/compare.json")" = true ]
     is "nginx's errors: none" "$(jq '.configurations[0].search.levels[0].errors | add' "$last/compare.json")" 0
+    # Every response it counted is one its servers counted (nginx answers
+    # nothing itself when all goes well), with its probes and theirs.
+    for d in "$first" "$last"; do
+        served=$(cat "$d"/conduitd-*.log | sed -n 's/.*exiting after \([0-9]*\) response(s).*/\1/p' |
+            awk '{ n += $1 } END { print n + 0 }')
+        counted=$(jq '.totals.responses + .totals.probe_requests + ([.configurations[].server_probe_requests] | add)' "$d/compare.json")
+        is "compare: the servers answered exactly what it counted ($(basename "$d"))" "$served" "$counted"
+    done
     # Nothing it started is left running.
     for log in "$T"/cmp/compare-*/conduitd-*.log; do
         pid=$(sed -n 's/.*\[\([0-9]*\)\] master notice: listening.*/\1/p' "$log" | head -n 1)

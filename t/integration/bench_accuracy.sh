@@ -75,7 +75,9 @@ check "with the likely scale" grep -q 'looks seeded at --scale 0.002' "$T/probe3
 "$BENCH" run $D --scale $S --seed 2 >"$T/probe4.out" 2>&1
 is "another --seed exits 2" "$?" 2
 check "saying user 1 cannot log in" grep -q 'user 1 .* cannot log in' "$T/probe4.out"
-"$BENCH" run $D --scale $S --json "$T/ok.json" >"$T/probe5.out" 2>&1
+# (Short think times, so that 2 s hold requests: 7 s ones may hold none.)
+"$BENCH" run $D --scale $S --think-mean 100ms --think-cap 1s --little-tol 25 \
+    --json "$T/ok.json" >"$T/probe5.out" 2>&1
 is "the right scale runs" "$?" 0
 is "with no error" "$(jq '.level.errors | add' "$T/ok.json")" 0
 done_testing
