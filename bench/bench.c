@@ -303,6 +303,8 @@ bench_window_end(struct bench *b, struct level *l)
     l->st = s;
     reqs = s->requests ? (double)s->requests : 1;
     l->rps = a->wall_s > 0 ? (double)s->requests / a->wall_s : 0;
+    l->conns_open = b->remote ? rw.conns_open : (long)b->cc.open;
+    l->users_starting = b->remote ? rw.users_starting : vu_starting(b->vu);
     l->users_mean = b->remote         ? rw.users_mean
                     : b->users_samples ? b->users_sum / b->users_samples
                                        : vu_active(b->vu);

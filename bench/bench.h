@@ -52,6 +52,8 @@ struct level {
     int little_statistical;  /* 1: three standard errors; 0: the fixed floor */
     double gen_cpu_pct;      /* the generator's CPU over the hold, of one core */
     double gen_cpu_peak_pct; /* its busiest second */
+    long conns_open;            /* the users' sockets open at the hold's end */
+    long users_starting;        /* users still logging in then */
     int gen_procs;              /* generator processes that played the users */
     double gen_cpu_proc_max_pct; /* the busiest of them, of one core (judged) */
     double gen_us_per_req, server_us_per_req, pg_us_per_req;
@@ -64,6 +66,8 @@ struct level {
 /* What the generator processes of a window sent back (procs.h). */
 struct remote_window {
     double users_mean;       /* summed */
+    long conns_open;         /* summed: sockets open at the window's end */
+    long users_starting;     /* summed: users still in their session start then */
     double cpu_max_pct;      /* the busiest process, of one core */
     double cpu_peak_pct;     /* the busiest second of any of them */
 };

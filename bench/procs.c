@@ -41,6 +41,7 @@ struct state {
 struct window_msg {
     uint32_t seq;
     double users_mean, cpu_pct, cpu_peak_pct;
+    int64_t conns_open, users_starting;
 };
 
 struct totals_msg {
@@ -189,11 +190,13 @@ child_command(void *arg, uint32_t type, const unsigned char *p, size_t len)
         break;
     case P_WIN_END: {
         struct level l;
-        struct window_msg m = {c->seq, 0, 0, 0};
+        struct window_msg m = {c->seq, 0, 0, 0, 0, 0};
 
         memset(&l, 0, sizeof(l));
         bench_window_end(&c->b, &l);
         m.users_mean = l.users_mean;
+        m.conns_open = l.conns_open;
+        m.users_starting = l.users_starting;
         m.cpu_pct = l.gen_cpu_pct;
         m.cpu_peak_pct = l.gen_cpu_peak_pct;
         wire_frame_begin(&c->out, C_WINDOW);
@@ -337,6 +340,8 @@ parent_frame(void *arg, uint32_t type, const unsigned char *p, size_t len)
             return;
         stats_merge(ps->gather, ps->tmp);
         ps->rw.users_mean += m.users_mean;
+        ps->rw.conns_open += (long)m.conns_open;
+        ps->rw.users_starting += (long)m.users_starting;
         if (m.cpu_pct > ps->rw.cpu_max_pct)
             ps->rw.cpu_max_pct = m.cpu_pct;
         if (m.cpu_peak_pct > ps->rw.cpu_peak_pct)

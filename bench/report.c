@@ -38,8 +38,10 @@ report_level_text(FILE *f, const struct level *l, const struct profile *p)
 
     fprintf(f, "%s %d: %s%s\n", l->open_loop ? "connections" : "users", l->users,
             l->pass ? "PASS" : "FAIL: ", l->pass ? "" : l->why);
-    fprintf(f, "  hold %.0f s (ramp %.0f s, settle %.1f s), %.0f users on average\n", a->wall_s,
-            l->ramp_s, l->settle_s, l->users_mean);
+    fprintf(f,
+            "  hold %.0f s (ramp %.0f s, settle %.1f s), %.0f users on average; at its end %ld "
+            "connections open, %ld users logging in\n",
+            a->wall_s, l->ramp_s, l->settle_s, l->users_mean, l->conns_open, l->users_starting);
     if (l->open_loop)
         fprintf(f, "  req/s %.1f (open loop, latency from the intended send time)\n", l->rps);
     else
@@ -212,6 +214,8 @@ report_level_json(const struct level *l, const struct profile *p)
     cJSON_AddNumberToObject(o, "settle_s", l->settle_s);
     cJSON_AddNumberToObject(o, "hold_s", l->acct.wall_s);
     cJSON_AddNumberToObject(o, "users_mean", l->users_mean);
+    cJSON_AddNumberToObject(o, "connections_open_at_end", (double)l->conns_open);
+    cJSON_AddNumberToObject(o, "users_starting_at_end", (double)l->users_starting);
     cJSON_AddNumberToObject(o, "requests", (double)s->requests);
     cJSON_AddNumberToObject(o, "responses", (double)s->responses);
     cJSON_AddNumberToObject(o, "rps", l->rps);

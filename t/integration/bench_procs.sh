@@ -32,6 +32,7 @@ is "each from its own source address" "$srcs" "127.0.0.2 127.0.0.3 127.0.0.4 "
 pids=$(sed -n 's/.*users:(("conduit-bench",pid=\([0-9]*\).*/\1/p' "$T/ss.txt" | sort -u | wc -l)
 is "held by three processes" "$pids" 3
 is "the 60 users were there" "$(j '.level.users_mean | round')" 60
+is "each on its open connection at the end" "$(j .level.connections_open_at_end)" 60
 is "the merged latency counts every response" "$(j '.level.latency.count')" "$(j .level.responses)"
 is "the endpoints add up to the whole" "$(j '[.level.endpoints[].count] | add')" "$(j .level.latency.count)"
 is "no error of any kind" "$(j '.level.errors | add')" 0
@@ -58,6 +59,7 @@ k() { jq -r "$@" "$T/search.json"; }
 is "two levels, both played by 3 processes" "$(k '[.search.levels[] | .generator_processes] | join(",")')" "3,3"
 is "the users were offered" "$(k '[.search.levels[] | .users_mean | round] | join(",")')" "600,1200"
 is "every user connected" "$(k '[.search.levels[].errors.connect] | add')" 0
+is "and held its connection" "$(k '[.search.levels[].connections_open_at_end] | join(",")')" "600,1200"
 
 # ---------------------------------------------------------------- the server's count
 stop_pid "$CONDUITD_PID"
