@@ -34,6 +34,15 @@ check "naming the place" grep -q 'pages\[0\].requests\[0\].path: unknown variabl
 "$BENCH" search $P --hold 2x >"$T/out" 2>&1
 is "a bad duration exits 2" "$?" 2
 check "naming the flag" grep -q -- '--hold 2x: want a duration' "$T/out"
+"$BENCH" rate $P --rps 10 --procs 2 >"$T/out" 2>&1
+is "rate in several processes is refused" "$?" 2
+check "saying which modes can" grep -q 'only run, search and compare use several processes' "$T/out"
+"$BENCH" run $P --users 5 --procs 0 >"$T/out" 2>&1
+is "--procs 0 is refused" "$?" 2
+check "naming the range" grep -q -- '--procs 0: want a whole number from 1 to 24' "$T/out"
+"$BENCH" run $P --users 5 --port 1 >"$T/out" 2>&1
+is "a target that does not answer the probe exits 2" "$?" 2
+check "saying so" grep -q 'cannot ask 127.0.0.1:1 whether it holds the dataset' "$T/out"
 "$BENCH" compare $P --workers 1,zz --db "$DB" >"$T/out" 2>&1
 is "a bad worker list exits 2" "$?" 2
 check "naming the flag" grep -q -- '--workers 1,zz' "$T/out"
