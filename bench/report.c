@@ -28,6 +28,15 @@ little_rule(const struct level *l)
     return l->little_statistical ? "three standard errors of the expected count" : "the fixed floor";
 }
 
+/* The generator's CPU a request against the server side's (conduitd, nginx, PostgreSQL). */
+static double
+gen_share(const struct level *l)
+{
+    double side = l->server_us_per_req + l->pg_us_per_req;
+
+    return side > 0 ? l->gen_us_per_req / side : 0;
+}
+
 void
 report_level_text(FILE *f, const struct level *l, const struct profile *p)
 {
@@ -96,10 +105,10 @@ report_level_text(FILE *f, const struct level *l, const struct profile *p)
     fprintf(f, " other %.1f s (%.0f %%)\n", a->other_s, busy > 0 ? a->other_s * 100 / busy : 0);
     fprintf(f,
             "  CPU per request: generator %.0f us, server %.0f us (generator/server %.3f), "
-            "postgres %.0f us\n",
+            "postgres %.0f us (generator/(server + postgres) %.3f)\n",
             l->gen_us_per_req, l->server_us_per_req,
             l->server_us_per_req > 0 ? l->gen_us_per_req / l->server_us_per_req : 0,
-            l->pg_us_per_req);
+            l->pg_us_per_req, gen_share(l));
     if (l->gen_procs > 1)
         fprintf(f,
                 "  generator CPU %.0f %% of a core in all, %d processes, the busiest %.0f %% (its "
@@ -252,6 +261,7 @@ report_level_json(const struct level *l, const struct profile *p)
     cJSON_AddNumberToObject(o, "generator_us_per_request", l->gen_us_per_req);
     cJSON_AddNumberToObject(o, "server_us_per_request", l->server_us_per_req);
     cJSON_AddNumberToObject(o, "postgres_us_per_request", l->pg_us_per_req);
+    cJSON_AddNumberToObject(o, "generator_share_of_server_side", gen_share(l));
     return o;
 }
 
