@@ -17,9 +17,6 @@
 #include "bench/little.h"
 #include "bench/units.h"
 
-/* Users one source address carries: well under its ~28,000 ephemeral ports. */
-#define USERS_PER_SOURCE 20000
-
 void
 bench_record(struct bench *b, int ep, const struct conn_result *r)
 {
@@ -70,11 +67,15 @@ static void
 on_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct bench *b = arg;
-    double cpu = acct_self_cpu_s(), pct = (cpu - b->self_cpu_prev) * 100;
+    int64_t now = conn_now_us();
+    double cpu = acct_self_cpu_s(), wall = (double)(now - b->tick_prev_us) / 1e6;
+    /* Over the time since the last tick: a loop busy for seconds ticks late. */
+    double pct = wall > 0 ? (cpu - b->self_cpu_prev) * 100 / wall : 0;
 
     (void)fd;
     (void)what;
     b->self_cpu_prev = cpu;
+    b->tick_prev_us = now;
     if (b->second)
         b->second(b->second_arg);
     progress(b, pct);
@@ -151,7 +152,7 @@ bench_init(struct bench *b, const struct bench_opts *o, struct profile *prof, ch
         return -1;
     }
     if (sources == 0)
-        sources = o->max_users / USERS_PER_SOURCE + 1;
+        sources = o->max_users / CONN_USERS_PER_SOURCE + 1;
     if (sources > CONN_MAX_SOURCES)
         sources = CONN_MAX_SOURCES;
     if (!(cfg = event_config_new())) {
@@ -181,7 +182,7 @@ bench_init(struct bench *b, const struct bench_opts *o, struct profile *prof, ch
     }
     acct_init(&b->acct);
     acct_add_root(&b->acct, AG_BENCH, getpid());
-    b->t0_us = conn_now_us();
+    b->t0_us = b->tick_prev_us = conn_now_us();
     b->self_cpu_prev = acct_self_cpu_s();
     event_add(b->tick, &sec);
     return 0;
@@ -319,6 +320,7 @@ bench_window_end(struct bench *b, struct level *l)
     l->gen_cpu_peak_pct = b->remote ? rw.cpu_peak_pct : b->gen_cpu_peak_pct;
     /* Each process is one event loop: the busiest one is what may fall behind. */
     l->gen_procs = b->remote ? b->remote->procs : 1;
+    l->gen_missing = rw.missing;
     l->gen_cpu_proc_max_pct = b->remote ? rw.cpu_max_pct : l->gen_cpu_pct;
     l->gen_us_per_req = gen / reqs * 1e6;
     l->server_us_per_req = (a->cpu_s[AG_SERVER] + a->cpu_s[AG_NGINX]) / reqs * 1e6;
@@ -369,6 +371,9 @@ bench_judge(const struct bench *b, struct level *l)
     if (!l->open_loop && fabs(l->little_dev_pct) > l->little_tol_pct)
         add_why(l, "load not offered: %.1f req/s against %.1f by Little's law (%+.1f %%, tolerance %.1f %%)",
                 l->rps, l->little_rps, l->little_dev_pct, l->little_tol_pct);
+    if (l->gen_missing)
+        add_why(l, "%d of %d generator processes did not send their hold: its figures are incomplete",
+                l->gen_missing, l->gen_procs);
     if (l->gen_cpu_proc_max_pct > c->gen_cpu_max_pct)
         add_why(l, "generator%s at %.0f %% of a core (limit %.0f %%)",
                 l->gen_procs > 1 ? "'s busiest process" : "", l->gen_cpu_proc_max_pct,

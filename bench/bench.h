@@ -55,6 +55,7 @@ struct level {
     long conns_open;            /* the users' sockets open at the hold's end */
     long users_starting;        /* users still logging in then */
     int gen_procs;              /* generator processes that played the users */
+    int gen_missing;            /* of them, those whose window never came: a level not judged whole */
     double gen_cpu_proc_max_pct; /* the busiest of them, of one core (judged) */
     double gen_us_per_req, server_us_per_req, pg_us_per_req;
     struct acct_result acct;
@@ -68,6 +69,7 @@ struct remote_window {
     double users_mean;       /* summed */
     long conns_open;         /* summed: sockets open at the window's end */
     long users_starting;     /* summed: users still in their session start then */
+    int missing;             /* processes that did not answer */
     double cpu_max_pct;      /* the busiest process, of one core */
     double cpu_peak_pct;     /* the busiest second of any of them */
 };
@@ -108,7 +110,7 @@ struct bench {
     struct criteria crit;
     struct event *tick;
     struct event *wake;
-    int64_t t0_us;
+    int64_t t0_us, tick_prev_us;
     double self_cpu_prev;
     double gen_cpu_peak_pct;
     double users_sum;

@@ -18,7 +18,6 @@
 
 #include "bench/wire.h"
 
-#define USERS_PER_SOURCE 20000 /* as bench.c: well under a source's ephemeral ports */
 #define STATE_MS 100
 #define REPLY_TIMEOUT_S 30
 
@@ -469,6 +468,8 @@ gather(struct procs *ps, uint32_t type, struct stats *into)
     if (bench_wait_until(ps->b, REPLY_TIMEOUT_S, all_replied) < 0)
         fprintf(stderr, "conduit-bench: a generator process did not answer in %d s\n",
                 REPLY_TIMEOUT_S);
+    for (int i = 0; i < ps->n; i++)
+        ps->rw.missing += !ps->p[i].replied;
     ps->gather = NULL;
 }
 
@@ -545,7 +546,7 @@ procs_start(int n, const struct bench_opts *o, struct profile *prof, char *err, 
 {
     struct procs *ps;
     int share = (o->max_users + n - 1) / n;
-    int per = o->sources ? o->sources / n : share / USERS_PER_SOURCE + 1;
+    int per = o->sources ? o->sources / n : share / CONN_USERS_PER_SOURCE + 1;
 
     if (n < 2 || n > PROCS_MAX) {
         snprintf(err, errlen, "--procs: 1 to %d", PROCS_MAX);

@@ -257,6 +257,7 @@ report_level_json(const struct level *l, const struct profile *p)
     cJSON_AddNumberToObject(o, "generator_cpu_pct", l->gen_cpu_pct);
     cJSON_AddNumberToObject(o, "generator_cpu_peak_pct", l->gen_cpu_peak_pct);
     cJSON_AddNumberToObject(o, "generator_processes", l->gen_procs);
+    cJSON_AddNumberToObject(o, "generator_processes_missing", l->gen_missing);
     cJSON_AddNumberToObject(o, "generator_cpu_busiest_process_pct", l->gen_cpu_proc_max_pct);
     cJSON_AddNumberToObject(o, "generator_us_per_request", l->gen_us_per_req);
     cJSON_AddNumberToObject(o, "server_us_per_request", l->server_us_per_req);
