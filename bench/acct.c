@@ -332,3 +332,17 @@ acct_self_cpu_s(void)
     return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
            ru.ru_stime.tv_usec / 1e6;
 }
+
+double
+acct_loadavg(const char *path)
+{
+    FILE *f = fopen(path ? path : "/proc/loadavg", "r");
+    double l = -1;
+
+    if (!f)
+        return -1;
+    if (fscanf(f, "%lf", &l) != 1)
+        l = -1;
+    fclose(f);
+    return l;
+}

@@ -1,6 +1,6 @@
 /*
  * acct: CPU and memory by group of processes, read from /proc
- * (WORKLOAD.md, "What every measurement reports").
+ * (docs/workload.md, "What every measurement reports").
  *
  * A group is a set of root pids and all their descendants: the conduitd
  * masters (and so their workers), the postmaster (and its backends), nginx,
@@ -74,6 +74,9 @@ void acct_begin(struct acct *a);
 void acct_sample(struct acct *a);
 /* The CPU since acct_begin and the memory samples since then. */
 void acct_end(struct acct *a, struct acct_result *out);
+
+/* The 1-minute load average from path (NULL: /proc/loadavg); -1 if unreadable. */
+double acct_loadavg(const char *path);
 
 /* The CPU seconds (utime + stime) this process used so far. */
 double acct_self_cpu_s(void);

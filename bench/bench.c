@@ -5,6 +5,7 @@
 
 #include "bench/bench.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -13,10 +14,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bench/little.h"
 #include "bench/units.h"
-
-/* Users one source address carries: well under its ~28,000 ephemeral ports. */
-#define USERS_PER_SOURCE 20000
 
 void
 bench_record(struct bench *b, int ep, const struct conn_result *r)
@@ -55,7 +54,7 @@ progress(struct bench *b, double cpu_pct)
             "[%6.0fs] %-6s users %6d (%d starting)  req/s %8llu  p95 %8s  p99 %8s  errors %llu"
             "  gen-cpu %3.0f%%\n",
             (double)(conn_now_us() - b->t0_us) / 1e6, b->phase ? b->phase : "",
-            b->conns ? b->conns : vu_active(b->vu), vu_starting(b->vu),
+            b->conns ? b->conns : bench_active(b), bench_starting(b),
             (unsigned long long)s->requests,
             units_fmt_us((double)hist_percentile(&s->all, 95), p95, sizeof(p95)),
             units_fmt_us((double)hist_percentile(&s->all, 99), p99, sizeof(p99)),
@@ -68,16 +67,22 @@ static void
 on_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct bench *b = arg;
-    double cpu = acct_self_cpu_s(), pct = (cpu - b->self_cpu_prev) * 100;
+    int64_t now = conn_now_us();
+    double cpu = acct_self_cpu_s(), wall = (double)(now - b->tick_prev_us) / 1e6;
+    /* Over the time since the last tick: a loop busy for seconds ticks late. */
+    double pct = wall > 0 ? (cpu - b->self_cpu_prev) * 100 / wall : 0;
 
     (void)fd;
     (void)what;
     b->self_cpu_prev = cpu;
+    b->tick_prev_us = now;
+    if (b->second)
+        b->second(b->second_arg);
     progress(b, pct);
     stats_reset(b->sec);
     if (b->win) {
         acct_sample(&b->acct);
-        b->users_sum += vu_active(b->vu);
+        b->users_sum += bench_active(b);
         b->users_samples++;
         if (pct > b->gen_cpu_peak_pct)
             b->gen_cpu_peak_pct = pct;
@@ -121,12 +126,16 @@ bench_init(struct bench *b, const struct bench_opts *o, struct profile *prof, ch
     struct vu_hooks hooks = {on_request, on_page, b};
     int sources = o->sources;
     struct timeval sec = {1, 0};
+    struct event_config *cfg;
 
     memset(b, 0, sizeof(*b));
     b->log = stderr;
     b->quiet = o->quiet;
     b->prof = prof;
     b->crit = (struct criteria)CRITERIA_DEFAULT;
+    /* Before any level: what the machine was doing before we loaded it. */
+    b->loadavg_path = o->loadavg_path;
+    b->load_start = acct_loadavg(o->loadavg_path);
     if (o->think_mean_s >= 0)
         prof->think_mean_s = o->think_mean_s;
     if (o->think_cap_s >= 0)
@@ -143,10 +152,19 @@ bench_init(struct bench *b, const struct bench_opts *o, struct profile *prof, ch
         return -1;
     }
     if (sources == 0)
-        sources = o->max_users / USERS_PER_SOURCE + 1;
+        sources = o->max_users / CONN_USERS_PER_SOURCE + 1;
     if (sources > CONN_MAX_SOURCES)
         sources = CONN_MAX_SOURCES;
-    if (!(b->base = event_base_new())) {
+    if (!(cfg = event_config_new())) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* epoll's timeouts are whole milliseconds, late by up to one without it. */
+    if (o->precise_timer)
+        event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+    b->base = event_base_new_with_config(cfg);
+    event_config_free(cfg);
+    if (!b->base) {
         snprintf(err, errlen, "cannot create an event base");
         return -1;
     }
@@ -164,15 +182,53 @@ bench_init(struct bench *b, const struct bench_opts *o, struct profile *prof, ch
     }
     acct_init(&b->acct);
     acct_add_root(&b->acct, AG_BENCH, getpid());
-    b->t0_us = conn_now_us();
+    b->t0_us = b->tick_prev_us = conn_now_us();
     b->self_cpu_prev = acct_self_cpu_s();
     event_add(b->tick, &sec);
     return 0;
 }
 
 void
+bench_set_users(struct bench *b, int users, double ramp_s)
+{
+    if (b->remote)
+        b->remote->set_users(b->remote->arg, users, ramp_s);
+    else
+        vu_set_users(b->vu, users, ramp_s);
+}
+
+int
+bench_active(struct bench *b)
+{
+    return b->remote ? b->remote->active(b->remote->arg) : vu_active(b->vu);
+}
+
+int
+bench_starting(struct bench *b)
+{
+    return b->remote ? b->remote->starting(b->remote->arg) : vu_starting(b->vu);
+}
+
+int
+bench_in_flight(struct bench *b)
+{
+    return b->remote ? b->remote->in_flight(b->remote->arg) : vu_in_flight(b->vu);
+}
+
+void
+bench_set_target(struct bench *b, int port)
+{
+    b->cc.server.sin_port = htons((uint16_t)port);
+    snprintf(b->cc.host, sizeof(b->cc.host), "127.0.0.1:%d", port);
+    if (b->remote)
+        b->remote->set_target(b->remote->arg, port);
+}
+
+void
 bench_free(struct bench *b)
 {
+    if (b->remote)
+        b->remote->free(b->remote->arg);
     vu_free(b->vu);
     if (b->tick)
         event_free(b->tick);
@@ -226,6 +282,8 @@ bench_window_begin(struct bench *b)
     b->users_sum = 0;
     b->users_samples = 0;
     b->gen_cpu_peak_pct = 0;
+    if (b->remote)
+        b->remote->window_begin(b->remote->arg);
     acct_begin(&b->acct);
     acct_sample(&b->acct);
 }
@@ -237,22 +295,33 @@ bench_window_end(struct bench *b, struct level *l)
     struct stats *s = b->win;
     double reqs, gen;
 
+    struct remote_window rw = {0};
+
     acct_end(&b->acct, a);
+    if (b->remote)
+        b->remote->window_end(b->remote->arg, s, &rw);
     b->win = NULL;
     l->st = s;
     reqs = s->requests ? (double)s->requests : 1;
     l->rps = a->wall_s > 0 ? (double)s->requests / a->wall_s : 0;
-    l->users_mean = b->users_samples ? b->users_sum / b->users_samples : vu_active(b->vu);
+    l->conns_open = b->remote ? rw.conns_open : (long)b->cc.open;
+    l->users_starting = b->remote ? rw.users_starting : vu_starting(b->vu);
+    l->users_mean = b->remote         ? rw.users_mean
+                    : b->users_samples ? b->users_sum / b->users_samples
+                                       : vu_active(b->vu);
     l->think_s = profile_think_mean(b->prof);
     l->page_s = s->pages ? s->page_us / (double)s->pages / 1e6 : 0;
     l->req_per_page = s->pages ? (double)s->page_reqs / (double)s->pages : 0;
-    l->little_rps =
-        l->think_s + l->page_s > 0 ? l->users_mean / (l->think_s + l->page_s) * l->req_per_page : 0;
+    l->little_rps = little_expected_rps(l->users_mean, l->think_s, l->page_s, l->req_per_page);
     l->little_dev_pct = l->little_rps > 0 ? (l->rps - l->little_rps) / l->little_rps * 100 : 0;
     /* The generator's figure leaves out what measuring the others cost it. */
     gen = a->cpu_s[AG_BENCH] > a->overhead_s ? a->cpu_s[AG_BENCH] - a->overhead_s : 0;
     l->gen_cpu_pct = a->wall_s > 0 ? gen / a->wall_s * 100 : 0;
-    l->gen_cpu_peak_pct = b->gen_cpu_peak_pct;
+    l->gen_cpu_peak_pct = b->remote ? rw.cpu_peak_pct : b->gen_cpu_peak_pct;
+    /* Each process is one event loop: the busiest one is what may fall behind. */
+    l->gen_procs = b->remote ? b->remote->procs : 1;
+    l->gen_missing = rw.missing;
+    l->gen_cpu_proc_max_pct = b->remote ? rw.cpu_max_pct : l->gen_cpu_pct;
     l->gen_us_per_req = gen / reqs * 1e6;
     l->server_us_per_req = (a->cpu_s[AG_SERVER] + a->cpu_s[AG_NGINX]) / reqs * 1e6;
     l->pg_us_per_req = a->cpu_s[AG_POSTGRES] / reqs * 1e6;
@@ -282,6 +351,15 @@ bench_judge(const struct bench *b, struct level *l)
     double errs = s->requests ? (double)stats_errors(s) * 100 / (double)s->requests : 0;
 
     l->why[0] = '\0';
+    if (!l->open_loop) {
+        double rate = little_expected_rps(l->users_mean, l->think_s, l->page_s, 1);
+        double sq = s->pages ? (double)s->page_reqs_sq / (double)s->pages
+                             : l->req_per_page * l->req_per_page;
+
+        l->little_pages = rate * l->acct.wall_s;
+        l->little_tol_pct = little_tolerance(c->little_tol_pct, l->little_pages, l->req_per_page,
+                                             sq, &l->little_statistical);
+    }
     if (s->requests == 0)
         add_why(l, "no request finished");
     if (p95 >= c->p95_ms)
@@ -290,11 +368,15 @@ bench_judge(const struct bench *b, struct level *l)
         add_why(l, "p99 %.1f ms >= %.0f ms", p99, c->p99_ms);
     if (errs >= c->max_errors_pct && stats_errors(s) > 0)
         add_why(l, "errors %.2f %% >= %.2f %%", errs, c->max_errors_pct);
-    if (!l->open_loop && fabs(l->little_dev_pct) > c->little_tol_pct)
-        add_why(l, "load not offered: %.1f req/s against %.1f by Little's law", l->rps,
-                l->little_rps);
-    if (l->gen_cpu_pct > c->gen_cpu_max_pct)
-        add_why(l, "generator at %.0f %% of a core (limit %.0f %%)", l->gen_cpu_pct,
+    if (!l->open_loop && fabs(l->little_dev_pct) > l->little_tol_pct)
+        add_why(l, "load not offered: %.1f req/s against %.1f by Little's law (%+.1f %%, tolerance %.1f %%)",
+                l->rps, l->little_rps, l->little_dev_pct, l->little_tol_pct);
+    if (l->gen_missing)
+        add_why(l, "%d of %d generator processes did not send their hold: its figures are incomplete",
+                l->gen_missing, l->gen_procs);
+    if (l->gen_cpu_proc_max_pct > c->gen_cpu_max_pct)
+        add_why(l, "generator%s at %.0f %% of a core (limit %.0f %%)",
+                l->gen_procs > 1 ? "'s busiest process" : "", l->gen_cpu_proc_max_pct,
                 c->gen_cpu_max_pct);
     l->pass = l->why[0] == '\0';
 }
@@ -302,7 +384,7 @@ bench_judge(const struct bench *b, struct level *l)
 static int
 users_started(struct bench *b)
 {
-    return vu_starting(b->vu) == 0;
+    return bench_starting(b) == 0;
 }
 
 int
@@ -316,7 +398,7 @@ bench_level(struct bench *b, int users, double ramp_s, double settle_max_s, doub
     l->ramp_s = ramp_s;
     l->hold_s = hold_s;
     b->phase = "ramp";
-    vu_set_users(b->vu, users, ramp_s);
+    bench_set_users(b, users, ramp_s);
     bench_wait(b, ramp_s);
     /* Logins cost the server a bcrypt each: let them finish before judging. */
     b->phase = "settle";
@@ -342,13 +424,16 @@ level_free(struct level *l)
 static int
 nothing_in_flight(struct bench *b)
 {
-    return vu_in_flight(b->vu) == 0;
+    return bench_in_flight(b) == 0;
 }
 
 void
 bench_drain(struct bench *b, double seconds)
 {
     b->phase = "drain";
-    vu_set_users(b->vu, 0, 0);
+    bench_set_users(b, 0, 0);
     bench_wait_until(b, seconds, nothing_in_flight);
+    if (b->remote)
+        b->remote->totals(b->remote->arg, b->total, &b->cc.connects, b->cc.last_error,
+                          sizeof(b->cc.last_error));
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/cache-ab.sh CONNINFO OUTDIR: conduitd with --cache off against
-# --cache on, side by side, under the WORKLOAD.md virtual users.
+# --cache on, side by side, under the virtual users of docs/workload.md.
 #
 # Each measurement starts a fresh master (WORKERS workers, default 2; pool
 # POOL, default 4; t/lib.sh's conduitd_start: 127.0.0.1, a free port,

@@ -29,6 +29,14 @@ enum conn_err { CONN_OK, CONN_ECONNECT, CONN_ETIMEOUT, CONN_ETRANSPORT, CONN_EST
 extern const char *const conn_err_names[CONN_NERR];
 
 #define CONN_MAX_SOURCES 64
+/*
+ * Users one source address carries.  Each has about 28,000 ephemeral
+ * ports, and every closed connection holds its port in TIME_WAIT for a
+ * minute: users whose sessions fail and restart (a server past its
+ * capacity) open connections fast, and connect() slows down as the ports
+ * of an address run out.  So a quarter of them.
+ */
+#define CONN_USERS_PER_SOURCE 5000
 
 /* What every connection of one process shares. */
 struct conn_ctx {

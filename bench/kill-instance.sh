@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/kill-instance.sh CONNINFO [USERS]: what users see when one of two
-# conduitd instances dies under the WORKLOAD.md virtual users.
+# conduitd instances dies under the virtual users of docs/workload.md.
 #
 # Starts two masters (WORKERS workers each, default 1; --dev, so both sign
 # with one secret as a deployment's instances must) on one seeded

@@ -386,7 +386,7 @@ mode_ceiling(struct options *o)
     printf("conduit-bench ceiling: the profile's SQL through libpq, %d connections, "
            "pipelined %d deep\n",
            conns, o->depth);
-    report_machine_text(stdout);
+    report_machine_text(stdout, &b);
     report_level_text(stdout, &l, prof);
     if (stats_errors(l.st))
         printf("  last SQL error: %s", b.cc.last_error);

@@ -33,6 +33,7 @@
 struct row {
     char label[32];
     int workers, ok;
+    int server_probes; /* readiness requests servers.c sent its servers */
     struct search_result r;
     char err[512];
 };
@@ -102,6 +103,7 @@ row_json(const struct row *w, const struct options *o, const struct profile *p, 
     cJSON_AddNumberToObject(j, "postgres_connections_configured", w->workers * o->pool);
     cJSON_AddBoolToObject(j, "reuseport", o->reuseport);
     cJSON_AddNumberToObject(j, "cores", o->cores);
+    cJSON_AddNumberToObject(j, "server_probe_requests", w->server_probes);
     if (w->err[0])
         cJSON_AddStringToObject(j, "error", w->err);
     if (!w->ok)
@@ -116,16 +118,12 @@ row_json(const struct row *w, const struct options *o, const struct profile *p, 
     return j;
 }
 
+/*
+ * The generator keeps off the server's cores when there are others: this
+ * process and every generator process (the roots of its accounting group).
+ */
 static void
-set_target(struct bench *b, int port)
-{
-    b->cc.server.sin_port = htons((uint16_t)port);
-    snprintf(b->cc.host, sizeof(b->cc.host), "127.0.0.1:%d", port);
-}
-
-/* The generator keeps off the server's cores when there are others. */
-static void
-pin_self_away(int cores)
+pin_generator_away(const struct acct *a, int cores)
 {
     long all = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_set_t set;
@@ -135,7 +133,8 @@ pin_self_away(int cores)
     CPU_ZERO(&set);
     for (long i = cores; i < all; i++)
         CPU_SET((int)i, &set);
-    sched_setaffinity(0, sizeof(set), &set);
+    for (int i = 0; i < a->nroots[AG_BENCH]; i++)
+        sched_setaffinity(a->root[AG_BENCH][i], sizeof(set), &set);
 }
 
 static int
@@ -193,7 +192,12 @@ run_config(struct bench *b, struct options *o, const struct servers_cfg *base, p
         acct_add_root(&b->acct, AG_SERVER, s.master[k]);
     if (s.nginx)
         acct_add_root(&b->acct, AG_NGINX, s.nginx);
-    set_target(b, s.target_port);
+    bench_set_target(b, s.target_port);
+    if (modes_probe(o, b) < 0) {
+        snprintf(w->err, sizeof(w->err), "the server does not hold the dataset (see above)");
+        servers_stop(&s);
+        return;
+    }
     if (o->warmup_s > 0) {
         bench_level(b, o->start, o->ramp_s, o->settle_max_s, o->warmup_s, &warm);
         level_free(&warm);
@@ -202,6 +206,7 @@ run_config(struct bench *b, struct options *o, const struct servers_cfg *base, p
     w->ok = 1;
     bench_drain(b, b->prof->timeout_s);
     search_print(stderr, &w->r);
+    w->server_probes = s.probes;
     servers_stop(&s);
 }
 
@@ -244,7 +249,7 @@ mode_compare(struct options *o)
     acct_clear_roots(&b.acct, AG_POSTGRES);
     if (pg)
         acct_add_root(&b.acct, AG_POSTGRES, pg);
-    pin_self_away(o->cores);
+    pin_generator_away(&b.acct, o->cores);
     if (pg && o->cores)
         servers_pin(pg, o->cores);
     if (!o->no_ceiling) {
@@ -266,6 +271,7 @@ mode_compare(struct options *o)
     base.reuseport = o->reuseport;
     base.base_port = o->base_port;
     base.cores = o->cores;
+    base.clients = o->b.max_users;
     for (int i = 0; i < o->nworkers; i++) {
         memset(&rows[i], 0, sizeof(rows[i]));
         rows[i].workers = o->workers[i];
@@ -278,7 +284,7 @@ mode_compare(struct options *o)
 
     printf("conduit-bench compare: %s worker(s), scale %g, profile %s\n",
            o->workers_spec ? o->workers_spec : "1,n,2n+1", b.ds.scale, prof->name);
-    report_machine_text(stdout);
+    report_machine_text(stdout, &b);
     if (ceiling > 0)
         printf("SQL ceiling: %.0f statements/s with %d connections (PostgreSQL %.0f %% of the "
                "busy CPU)\n",
@@ -294,6 +300,7 @@ mode_compare(struct options *o)
         cJSON_AddNumberToObject(cj, "ceiling_rps", ceiling);
         cJSON_AddItemToObject(root, "ceiling", cj);
     }
+    modes_json_totals(root, &b);
     configs = cJSON_AddArrayToObject(root, "configurations");
     for (int i = 0; i < o->nworkers; i++) {
         const struct level *l = best(&rows[i]);

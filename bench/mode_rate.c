@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/arrivals.h"
 #include "bench/modes.h"
 #include "bench/report.h"
 #include "bench/req.h"
 
-#define TICK_US 1000
 #define REQ_BUF (16 * 1024)
 
 struct rate;
@@ -42,6 +42,7 @@ struct rate {
     int64_t *queue; /* ring of intended times waiting for a connection */
     size_t qcap, qhead, qlen, qmax;
     uint64_t issued, dropped;
+    struct event *timer; /* set for the next arrival */
     int64_t t0_us;
     double rps;
     uint64_t rng, n;
@@ -146,19 +147,27 @@ on_done(struct conn *c, const struct conn_result *res)
     r->idle[r->nidle++] = (int)(s - r->slot);
 }
 
+/* Sends every arrival now due, each at its intended time, then waits for the next. */
 static void
-on_tick(evutil_socket_t fd, short what, void *arg)
+on_arrival(evutil_socket_t fd, short what, void *arg)
 {
     struct rate *r = arg;
-    int64_t now = conn_now_us();
-    uint64_t due = (uint64_t)((double)(now - r->t0_us) / 1e6 * r->rps);
+    uint64_t due = arrivals_due(r->t0_us, r->rps, conn_now_us());
+    int64_t wait;
+    struct timeval tv;
 
     (void)fd;
     (void)what;
     while (r->issued < due) {
-        dispatch(r, r->t0_us + (int64_t)((double)r->issued / r->rps * 1e6));
+        dispatch(r, arrivals_at(r->t0_us, r->rps, r->issued));
         r->issued++;
     }
+    wait = arrivals_at(r->t0_us, r->rps, r->issued) - conn_now_us();
+    if (wait < 0)
+        wait = 0;
+    tv.tv_sec = (time_t)(wait / 1000000);
+    tv.tv_usec = (suseconds_t)(wait % 1000000);
+    evtimer_add(r->timer, &tv);
 }
 
 int
@@ -168,7 +177,6 @@ mode_rate(struct options *o)
     struct bench b;
     struct rate *r;
     struct level l;
-    struct event *tick;
     cJSON *root;
     int rc;
 
@@ -198,10 +206,10 @@ mode_rate(struct options *o)
     }
     for (int i = 0; i < 600 && r->nidle < r->nslots; i++)
         bench_wait(&b, 0.05);
-    /* Every slot is idle now: arrivals start. */
-    tick = event_new(b.base, -1, EV_PERSIST, on_tick, r);
+    /* Every slot is idle now: arrivals start, the first one at once. */
+    r->timer = evtimer_new(b.base, on_arrival, r);
     r->t0_us = conn_now_us();
-    event_add(tick, &(struct timeval){0, TICK_US});
+    on_arrival(-1, 0, r);
     b.phase = "warmup";
     bench_wait(&b, o->warmup_s);
     b.phase = "hold";
@@ -214,13 +222,13 @@ mode_rate(struct options *o)
     bench_window_end(&b, &l);
     l.users_mean = o->connections;
     bench_judge(&b, &l);
-    event_free(tick);
+    event_free(r->timer);
     b.phase = "drain";
     for (int i = 0; i < 100 && r->nidle < r->nslots; i++)
         bench_wait(&b, 0.1);
     printf("conduit-bench rate: %.0f req/s offered, %d connections, against %s\n", o->rps,
            o->connections, b.cc.host);
-    report_machine_text(stdout);
+    report_machine_text(stdout, &b);
     report_level_text(stdout, &l, prof);
     printf("  queue: at most %zu requests waited for a connection; %llu dropped\n", r->qmax,
            (unsigned long long)r->dropped);

@@ -7,18 +7,6 @@
 #include "bench/report.h"
 #include "bench/search.h"
 
-/* The totals a test compares with the server's own counters. */
-static void
-add_totals(cJSON *root, const struct bench *b)
-{
-    cJSON *t = cJSON_AddObjectToObject(root, "totals");
-
-    cJSON_AddNumberToObject(t, "requests", (double)b->total->requests);
-    cJSON_AddNumberToObject(t, "responses", (double)b->total->responses);
-    cJSON_AddNumberToObject(t, "connects", (double)b->cc.connects);
-    cJSON_AddStringToObject(t, "last_error", b->cc.last_error);
-}
-
 int
 mode_run(struct options *o)
 {
@@ -33,11 +21,11 @@ mode_run(struct options *o)
     bench_level(&b, o->users, o->ramp_s, o->settle_max_s, o->hold_s, &l);
     bench_drain(&b, prof->timeout_s);
     printf("conduit-bench run: %d users against %s\n", o->users, b.cc.host);
-    report_machine_text(stdout);
+    report_machine_text(stdout, &b);
     report_level_text(stdout, &l, prof);
     root = modes_json_header(o, &b);
     cJSON_AddItemToObject(root, "level", report_level_json(&l, prof));
-    add_totals(root, &b);
+    modes_json_totals(root, &b);
     rc = l.pass ? 0 : 1;
     level_free(&l);
     return modes_finish(o, root, &b, prof, rc);
@@ -56,7 +44,7 @@ mode_search(struct options *o)
     search_run(&b, o, &r);
     bench_drain(&b, prof->timeout_s);
     printf("conduit-bench search against %s (hold %.0f s a level)\n", b.cc.host, o->hold_s);
-    report_machine_text(stdout);
+    report_machine_text(stdout, &b);
     search_print(stdout, &r);
     if (r.best >= 0) {
         printf("best pass:\n");
@@ -64,7 +52,7 @@ mode_search(struct options *o)
     }
     root = modes_json_header(o, &b);
     cJSON_AddItemToObject(root, "search", search_json(&r, prof));
-    add_totals(root, &b);
+    modes_json_totals(root, &b);
     search_free(&r);
     return modes_finish(o, root, &b, prof, 0);
 }

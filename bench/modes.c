@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/probe.h"
+#include "bench/procs.h"
 #include "bench/report.h"
 
 #ifndef DATADIR
@@ -80,15 +82,55 @@ modes_account(struct bench *b, const struct options *o)
 }
 
 int
+modes_probe(const struct options *o, struct bench *b)
+{
+    char msg[1024];
+
+    if (o->no_probe || !probe_needed(b->prof))
+        return 0;
+    if (probe_dataset(&b->cc.server, b->cc.host, &b->ds, b->prof->timeout_s, &b->probe_requests,
+                      msg, sizeof(msg)) == 0)
+        return 0;
+    fprintf(stderr, "conduit-bench: %s does not hold the dataset of --scale %g --seed %llu: %s\n",
+            b->cc.host, b->ds.scale, (unsigned long long)b->ds.seed, msg);
+    return -1;
+}
+
+/*
+ * How many generator processes: --procs, or as many as the users need at
+ * one socket each under the file limit (got) of a process.
+ */
+static int
+how_many_procs(const struct options *o, long got)
+{
+    long per = got - 1024;
+
+    if (o->procs)
+        return o->procs;
+    if (o->mode == MODE_RATE || o->mode == MODE_CEILING || per < 1 || o->b.max_users <= per)
+        return 1;
+    return (int)((o->b.max_users + per - 1) / per);
+}
+
+int
 modes_setup(struct options *o, struct profile **prof, struct bench *b)
 {
     char err[512];
     /* A socket per user, plus room for /proc reads, logs, the database. */
     long want = (long)o->b.max_users + 1024, got;
+    struct procs *ps = NULL;
+    int n;
 
     if (!(*prof = modes_profile(o)))
         return -1;
     got = bench_raise_nofile(want);
+    n = how_many_procs(o, got);
+    if (n > PROCS_MAX) {
+        fprintf(stderr, "conduit-bench: %d users need %d generator processes, more than %d\n",
+                o->b.max_users, n, PROCS_MAX);
+        n = PROCS_MAX;
+    }
+    want = (o->b.max_users + n - 1) / n + 1024;
     /*
      * Raising the hard limit needs CAP_SYS_RESOURCE; without it, say so, and
      * search no higher than the descriptors allow: a level that failed for
@@ -96,23 +138,46 @@ modes_setup(struct options *o, struct profile **prof, struct bench *b)
      */
     if (got < want) {
         fprintf(stderr,
-                "conduit-bench: the open file limit is %ld, so at most %ld users (this run may "
-                "want %d): raise it with ulimit -Hn as root (CAP_SYS_RESOURCE)\n",
-                got, got - 1024, o->b.max_users);
+                "conduit-bench: the open file limit is %ld, so at most %ld users in each of %d "
+                "process(es) (this run may want %d): raise it with ulimit -Hn as root "
+                "(CAP_SYS_RESOURCE), or give --procs\n",
+                got, got - 1024, n, o->b.max_users);
         if (o->mode == MODE_SEARCH || o->mode == MODE_COMPARE) {
-            o->b.max_users = (int)(got - 1024);
+            o->b.max_users = (int)(got - 1024) * n;
             o->max_users_why = "the generator's open file limit passed: the server's capacity is "
-                               "higher, this process cannot offer more";
+                               "higher, these processes cannot offer more";
         }
     }
-    if (bench_init(b, &o->b, *prof, err, sizeof(err)) < 0) {
+    /* Before this process's event base: none may cross the fork. */
+    if (n > 1) {
+        if (!(ps = procs_start(n, &o->b, *prof, err, sizeof(err)))) {
+            fprintf(stderr, "conduit-bench: %s\n", err);
+            profile_free(*prof);
+            *prof = NULL;
+            return -1;
+        }
+        if (!o->b.quiet)
+            fprintf(stderr, "conduit-bench: %d generator processes, up to %d users each\n", n,
+                    (o->b.max_users + n - 1) / n);
+    }
+    if (bench_init(b, &o->b, *prof, err, sizeof(err)) < 0 ||
+        (ps && procs_attach(ps, b, err, sizeof(err)) < 0)) {
         fprintf(stderr, "conduit-bench: %s\n", err);
+        if (ps && !b->remote)
+            procs_stop(ps);
         bench_free(b);
         profile_free(*prof);
         *prof = NULL;
         return -1;
     }
     b->crit = o->crit;
+    /* compare probes each server it starts; ceiling asks no server. */
+    if (o->mode != MODE_COMPARE && o->mode != MODE_CEILING && modes_probe(o, b) < 0) {
+        bench_free(b);
+        profile_free(*prof);
+        *prof = NULL;
+        return -1;
+    }
     modes_account(b, o);
     return 0;
 }
@@ -124,7 +189,7 @@ modes_json_header(const struct options *o, const struct bench *b)
 
     cJSON_AddStringToObject(root, "tool", "conduit-bench " PACKAGE_VERSION);
     cJSON_AddStringToObject(root, "mode", o->mode_name);
-    cJSON_AddItemToObject(root, "machine", report_machine_json());
+    cJSON_AddItemToObject(root, "machine", report_machine_json(b));
     cJSON_AddStringToObject(load, "target", b->cc.host);
     cJSON_AddStringToObject(load, "profile", b->prof->name);
     cJSON_AddNumberToObject(load, "think_mean_s", b->prof->think_mean_s);
@@ -139,6 +204,18 @@ modes_json_header(const struct options *o, const struct bench *b)
     cJSON_AddItemToObject(root, "load", load);
     cJSON_AddItemToObject(root, "criteria", report_criteria_json(&b->crit));
     return root;
+}
+
+void
+modes_json_totals(cJSON *root, const struct bench *b)
+{
+    cJSON *t = cJSON_AddObjectToObject(root, "totals");
+
+    cJSON_AddNumberToObject(t, "requests", (double)b->total->requests);
+    cJSON_AddNumberToObject(t, "responses", (double)b->total->responses);
+    cJSON_AddNumberToObject(t, "connects", (double)b->cc.connects);
+    cJSON_AddNumberToObject(t, "probe_requests", b->probe_requests);
+    cJSON_AddStringToObject(t, "last_error", b->cc.last_error);
 }
 
 int

@@ -23,10 +23,22 @@ struct profile *modes_profile(const struct options *o);
 /* Profile, descriptor limit, bench context, accounting roots; 0 or -1. */
 int modes_setup(struct options *o, struct profile **prof, struct bench *b);
 void modes_account(struct bench *b, const struct options *o);
+/*
+ * Unless --no-probe, or the profile names nothing seeded: checks that the
+ * target of b holds the dataset of --scale and --seed (probe.h); -1 with
+ * the reason on stderr.
+ */
+int modes_probe(const struct options *o, struct bench *b);
 /* The postmaster's pid from DIR/postmaster.pid (DIR or DIR/data); 0 if none. */
 pid_t modes_pg_pid(const char *dir);
 /* The document every report starts with: tool, mode, machine, load, criteria. */
 cJSON *modes_json_header(const struct options *o, const struct bench *b);
+/*
+ * "totals": requests, responses, connects and probe requests since the
+ * start, in every generator process: what a test compares with the
+ * server's own count.
+ */
+void modes_json_totals(cJSON *root, const struct bench *b);
 /* Writes the report where --json or --out says; prints the path. */
 int modes_write_json(const struct options *o, cJSON *root, char *path, size_t cap);
 /*

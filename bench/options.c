@@ -29,8 +29,9 @@ options_usage(FILE *f)
         "target and load:\n"
         "  --host ADDR (127.0.0.1)  --port P (8080)  --profile FILE  --scale F (1)  --seed N (1)\n"
         "  --source ADDR (127.0.0.2)  --sources N (auto)  --think-mean D  --think-cap D\n"
-        "  --session D  --settle-max D (2m)\n"
-        "pass criteria (WORKLOAD.md):\n"
+        "  --session D  --settle-max D (2m)  --no-probe\n"
+        "  --procs N|auto (auto: enough generator processes for the file limit)\n"
+        "pass criteria (docs/workload.md):\n"
         "  --p95 D (500ms)  --p99 D (1s)  --max-errors PCT (1)  --little-tol PCT (5)\n"
         "  --gen-cpu-max PCT (80)\n"
         "search:  --min-users U (1)  --growth X (2)  --resolution PCT (5)  --max-levels N (20)\n"
@@ -92,6 +93,8 @@ enum {
     O_DEPTH,
     O_CEILCONNS,
     O_NOCEILING,
+    O_NOPROBE,
+    O_PROCS,
     O_JSON,
     O_OUT,
     O_QUIET,
@@ -146,6 +149,8 @@ static const struct option longopts[] = {
     {"depth", required_argument, 0, O_DEPTH},
     {"ceiling-connections", required_argument, 0, O_CEILCONNS},
     {"no-ceiling", no_argument, 0, O_NOCEILING},
+    {"no-probe", no_argument, 0, O_NOPROBE},
+    {"procs", required_argument, 0, O_PROCS},
     {"json", required_argument, 0, O_JSON},
     {"out", required_argument, 0, O_OUT},
     {"quiet", no_argument, 0, 'q'},
@@ -261,6 +266,8 @@ defaults(struct options *o)
     o->instances = 1;
     o->depth = 16;
     o->out_dir = ".";
+    /* The tests point it at a file they change during a run. */
+    o->b.loadavg_path = getenv("CONDUIT_BENCH_LOADAVG");
 }
 
 static int
@@ -418,6 +425,15 @@ one(struct options *o, int c, const char *arg, const char *flag, char *err, size
     case O_NOCEILING:
         o->no_ceiling = 1;
         return 0;
+    case O_NOPROBE:
+        o->no_probe = 1;
+        return 0;
+    case O_PROCS:
+        if (strcmp(arg, "auto") == 0) {
+            o->procs = 0;
+            return 0;
+        }
+        return count(arg, 1, 24, &o->procs, flag, err, errlen);
     case O_JSON:
         o->json = arg;
         return 0;
@@ -444,6 +460,9 @@ check_mode(struct options *o, char *err, size_t errlen)
         return bad(err, errlen, "users", "", "run needs --users U (at least 1)");
     if (o->mode == MODE_RATE && o->rps <= 0)
         return bad(err, errlen, "rps", "", "rate needs --rps R");
+    o->b.precise_timer = o->mode == MODE_RATE;
+    if (o->procs > 1 && (o->mode == MODE_RATE || o->mode == MODE_CEILING))
+        return bad(err, errlen, "procs", "", "only run, search and compare use several processes");
     if ((o->mode == MODE_COMPARE || o->mode == MODE_CEILING) && !o->db && !getenv("DATABASE_URL"))
         return bad(err, errlen, "db", "", "needs a connection string (or DATABASE_URL)");
     if (o->mode == MODE_COMPARE) {

@@ -50,6 +50,8 @@ struct options {
     /* ceiling */
     int depth, ceiling_conns;
     int no_ceiling;
+    int no_probe; /* skip the check that the target holds the dataset (probe.h) */
+    int procs;    /* generator processes (procs.h); 0: as many as the file limit needs */
 };
 
 /* 0, 1 when help was printed, -1 with a message in err. */

@@ -1,6 +1,6 @@
 /*
  * profile: the page mix a virtual user plays, read from a JSON file (the
- * default one is bench/profiles/default.json, WORKLOAD.md's table).
+ * default one is bench/profiles/default.json, docs/workload.md's table).
  *
  * A profile names its timings (think time, session length, timeout), the
  * requests that open a session (log in, read the user), and weighted pages

@@ -21,6 +21,22 @@ fmt_pct(const struct hist *h, double p, char *buf, unsigned cap)
     return units_fmt_us((double)hist_percentile(h, p), buf, cap);
 }
 
+/* Which tolerance the Little's-law check applied (little.h). */
+static const char *
+little_rule(const struct level *l)
+{
+    return l->little_statistical ? "three standard errors of the expected count" : "the fixed floor";
+}
+
+/* The generator's CPU a request against the server side's (conduitd, nginx, PostgreSQL). */
+static double
+gen_share(const struct level *l)
+{
+    double side = l->server_us_per_req + l->pg_us_per_req;
+
+    return side > 0 ? l->gen_us_per_req / side : 0;
+}
+
 void
 report_level_text(FILE *f, const struct level *l, const struct profile *p)
 {
@@ -31,16 +47,19 @@ report_level_text(FILE *f, const struct level *l, const struct profile *p)
 
     fprintf(f, "%s %d: %s%s\n", l->open_loop ? "connections" : "users", l->users,
             l->pass ? "PASS" : "FAIL: ", l->pass ? "" : l->why);
-    fprintf(f, "  hold %.0f s (ramp %.0f s, settle %.1f s), %.0f users on average\n", a->wall_s,
-            l->ramp_s, l->settle_s, l->users_mean);
+    fprintf(f,
+            "  hold %.0f s (ramp %.0f s, settle %.1f s), %.0f users on average; at its end %ld "
+            "connections open, %ld users logging in\n",
+            a->wall_s, l->ramp_s, l->settle_s, l->users_mean, l->conns_open, l->users_starting);
     if (l->open_loop)
         fprintf(f, "  req/s %.1f (open loop, latency from the intended send time)\n", l->rps);
     else
         fprintf(f,
                 "  req/s %.1f; Little's law %.1f (%+.1f %%): think %.2f s, page %.1f ms, "
-                "%.2f req/page\n",
+                "%.2f req/page\n"
+                "  tolerance %.1f %%: %s (%.0f pages expected over the hold)\n",
                 l->rps, l->little_rps, l->little_dev_pct, l->think_s, l->page_s * 1e3,
-                l->req_per_page);
+                l->req_per_page, l->little_tol_pct, little_rule(l), l->little_pages);
     fprintf(f, "  latency p50 %s  p95 %s  p99 %s  max %s  (%llu responses)\n",
             fmt_pct(&s->all, 50, b1, sizeof(b1)), fmt_pct(&s->all, 95, b2, sizeof(b2)),
             fmt_pct(&s->all, 99, b3, sizeof(b3)),
@@ -86,14 +105,21 @@ report_level_text(FILE *f, const struct level *l, const struct profile *p)
     fprintf(f, " other %.1f s (%.0f %%)\n", a->other_s, busy > 0 ? a->other_s * 100 / busy : 0);
     fprintf(f,
             "  CPU per request: generator %.0f us, server %.0f us (generator/server %.3f), "
-            "postgres %.0f us\n",
+            "postgres %.0f us (generator/(server + postgres) %.3f)\n",
             l->gen_us_per_req, l->server_us_per_req,
             l->server_us_per_req > 0 ? l->gen_us_per_req / l->server_us_per_req : 0,
-            l->pg_us_per_req);
-    fprintf(f,
-            "  generator CPU %.0f %% of a core (busiest second %.0f %%), besides %.2f s "
-            "reading /proc for this accounting\n",
-            l->gen_cpu_pct, l->gen_cpu_peak_pct, a->overhead_s);
+            l->pg_us_per_req, gen_share(l));
+    if (l->gen_procs > 1)
+        fprintf(f,
+                "  generator CPU %.0f %% of a core in all, %d processes, the busiest %.0f %% (its "
+                "busiest second %.0f %%), besides %.2f s reading /proc for this accounting\n",
+                l->gen_cpu_pct, l->gen_procs, l->gen_cpu_proc_max_pct, l->gen_cpu_peak_pct,
+                a->overhead_s);
+    else
+        fprintf(f,
+                "  generator CPU %.0f %% of a core (busiest second %.0f %%), besides %.2f s "
+                "reading /proc for this accounting\n",
+                l->gen_cpu_pct, l->gen_cpu_peak_pct, a->overhead_s);
     fprintf(f, "  memory, mean/max MB over %d samples:", a->samples);
     for (int g = 0; g < AG_NGROUPS; g++)
         if (a->procs_max[g])
@@ -197,6 +223,8 @@ report_level_json(const struct level *l, const struct profile *p)
     cJSON_AddNumberToObject(o, "settle_s", l->settle_s);
     cJSON_AddNumberToObject(o, "hold_s", l->acct.wall_s);
     cJSON_AddNumberToObject(o, "users_mean", l->users_mean);
+    cJSON_AddNumberToObject(o, "connections_open_at_end", (double)l->conns_open);
+    cJSON_AddNumberToObject(o, "users_starting_at_end", (double)l->users_starting);
     cJSON_AddNumberToObject(o, "requests", (double)s->requests);
     cJSON_AddNumberToObject(o, "responses", (double)s->responses);
     cJSON_AddNumberToObject(o, "rps", l->rps);
@@ -209,6 +237,9 @@ report_level_json(const struct level *l, const struct profile *p)
         cJSON_AddNumberToObject(lt, "page_ms", l->page_s * 1e3);
         cJSON_AddNumberToObject(lt, "requests_per_page", l->req_per_page);
         cJSON_AddNumberToObject(lt, "pages", (double)s->pages);
+        cJSON_AddNumberToObject(lt, "pages_expected", l->little_pages);
+        cJSON_AddNumberToObject(lt, "tolerance_pct", l->little_tol_pct);
+        cJSON_AddStringToObject(lt, "tolerance_rule", little_rule(l));
     }
     cJSON_AddItemToObject(o, "latency", hist_json(&s->all));
     cJSON_AddItemToObject(o, "errors", errors_json(s->err));
@@ -225,9 +256,13 @@ report_level_json(const struct level *l, const struct profile *p)
     cJSON_AddItemToObject(o, "accounting", acct_json(&l->acct));
     cJSON_AddNumberToObject(o, "generator_cpu_pct", l->gen_cpu_pct);
     cJSON_AddNumberToObject(o, "generator_cpu_peak_pct", l->gen_cpu_peak_pct);
+    cJSON_AddNumberToObject(o, "generator_processes", l->gen_procs);
+    cJSON_AddNumberToObject(o, "generator_processes_missing", l->gen_missing);
+    cJSON_AddNumberToObject(o, "generator_cpu_busiest_process_pct", l->gen_cpu_proc_max_pct);
     cJSON_AddNumberToObject(o, "generator_us_per_request", l->gen_us_per_req);
     cJSON_AddNumberToObject(o, "server_us_per_request", l->server_us_per_req);
     cJSON_AddNumberToObject(o, "postgres_us_per_request", l->pg_us_per_req);
+    cJSON_AddNumberToObject(o, "generator_share_of_server_side", gen_share(l));
     return o;
 }
 
@@ -270,7 +305,6 @@ struct machine {
     long nproc;
     char model[128];
     struct utsname u;
-    double load[3];
 };
 
 static void
@@ -280,11 +314,10 @@ machine_read(struct machine *m)
     m->nproc = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_model(m->model, sizeof(m->model));
     uname(&m->u);
-    getloadavg(m->load, 3);
 }
 
 cJSON *
-report_machine_json(void)
+report_machine_json(const struct bench *b)
 {
     cJSON *o = cJSON_CreateObject();
     struct machine m;
@@ -293,20 +326,21 @@ report_machine_json(void)
     cJSON_AddNumberToObject(o, "nproc", (double)m.nproc);
     cJSON_AddStringToObject(o, "cpu_model", m.model);
     cJSON_AddStringToObject(o, "kernel", m.u.release);
-    cJSON_AddNumberToObject(o, "loadavg_1m_at_start", m.load[0]);
+    cJSON_AddNumberToObject(o, "loadavg_1m_at_start", b->load_start);
+    cJSON_AddNumberToObject(o, "loadavg_1m_at_end", acct_loadavg(b->loadavg_path));
     cJSON_AddNumberToObject(o, "memory_mb",
                             (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / MB);
     return o;
 }
 
 void
-report_machine_text(FILE *f)
+report_machine_text(FILE *f, const struct bench *b)
 {
     struct machine m;
 
     machine_read(&m);
-    fprintf(f, "machine: %ld cores (%s), Linux %s, load average %.2f at start\n", m.nproc, m.model,
-            m.u.release, m.load[0]);
+    fprintf(f, "machine: %ld cores (%s), Linux %s, load average %.2f at start, %.2f at end\n",
+            m.nproc, m.model, m.u.release, b->load_start, acct_loadavg(b->loadavg_path));
 }
 
 int

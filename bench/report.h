@@ -15,9 +15,12 @@ void report_level_text(FILE *f, const struct level *l, const struct profile *p);
 cJSON *report_level_json(const struct level *l, const struct profile *p);
 cJSON *report_criteria_json(const struct criteria *c);
 
-/* nproc, CPU model, kernel, load average: the machine of the run. */
-cJSON *report_machine_json(void);
-void report_machine_text(FILE *f);
+/*
+ * nproc, CPU model, kernel, and the 1-minute load average when the run
+ * began (read by bench_init, before any level) and now, at its end.
+ */
+cJSON *report_machine_json(const struct bench *b);
+void report_machine_text(FILE *f, const struct bench *b);
 
 /* Writes root to path (path.tmp, then rename); 0 or -1 with errno. */
 int report_write(const char *path, cJSON *root);

@@ -1,5 +1,5 @@
 /*
- * search: the capacity of a configuration (WORKLOAD.md, "Passing"): the
+ * search: the capacity of a configuration (docs/workload.md, "Passing"): the
  * largest number of users whose level passes.  Levels grow by a factor
  * from --start until one fails; a failing level is played again, and only
  * a second failure counts (a fluke does not end the search); then the

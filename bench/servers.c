@@ -20,11 +20,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "bench/conn.h"
 
 #define READY_TIMEOUT_S 60
 #define STOP_GRACE_S 30
 #define SERVER_NOFILE 1048576
+/* Descriptors an nginx worker keeps besides its clients: upstreams, logs. */
+#define NGINX_SPARE 2048
+/* conduitd's own default for --max-connections (per worker). */
+#define CONDUITD_MAX_CONNECTIONS 10000
 
 int
 servers_find(const char *name, const char *const *dirs, char *out, size_t cap)
@@ -104,7 +109,6 @@ spawn(char *const argv[], const char *log, int cores)
         return pid;
     {
         int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        struct rlimit rl = {SERVER_NOFILE, SERVER_NOFILE};
         cpu_set_t set;
 
         if (fd >= 0) {
@@ -114,7 +118,7 @@ spawn(char *const argv[], const char *log, int cores)
         }
         close(0);
         open("/dev/null", O_RDONLY);
-        setrlimit(RLIMIT_NOFILE, &rl);
+        bench_raise_nofile(SERVER_NOFILE); /* else as far as the hard limit goes */
         signal(SIGPIPE, SIG_DFL);
         if (cores) {
             cpus(cores, &set);
@@ -129,7 +133,7 @@ spawn(char *const argv[], const char *log, int cores)
 
 /* 200 from GET path on 127.0.0.1:port, with a short timeout. */
 static int
-probe(int port, const char *path)
+probe(struct servers *s, int port, const char *path)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     struct timeval tv = {1, 0};
@@ -145,10 +149,12 @@ probe(int port, const char *path)
     snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
              path);
     if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req) &&
-        (n = recv(fd, buf, sizeof(buf) - 1, 0)) > 12) {
-        buf[n] = '\0';
-        ok = strncmp(buf + 9, "200", 3) == 0;
+        send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req)) {
+        s->probes++;
+        if ((n = recv(fd, buf, sizeof(buf) - 1, 0)) > 12) {
+            buf[n] = '\0';
+            ok = strncmp(buf + 9, "200", 3) == 0;
+        }
     }
     close(fd);
     return ok;
@@ -224,6 +230,26 @@ nap_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
+int
+servers_nginx_workers(const struct servers_cfg *c, long nofile)
+{
+    int cores = c->cores ? c->cores : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    long per = nofile - NGINX_SPARE;
+    int need = per > 0 ? (int)((c->clients + per - 1) / per) : 1;
+
+    return need > cores ? need : cores;
+}
+
+int
+servers_max_connections(const struct servers_cfg *c)
+{
+    int per = (c->clients + c->workers - 1) / c->workers;
+
+    /* A tenth to spare: the kernel does not spread connections evenly. */
+    per += per / 10;
+    return per > CONDUITD_MAX_CONNECTIONS ? per : CONDUITD_MAX_CONNECTIONS;
+}
+
 /* nginx.conf around the upstream template: one server line per instance. */
 static int
 write_nginx_conf(const struct servers_cfg *c, const struct servers *s, const char *conf, char *err,
@@ -231,6 +257,9 @@ write_nginx_conf(const struct servers_cfg *c, const struct servers *s, const cha
 {
     FILE *in = fopen(c->nginx_tmpl, "r"), *out;
     char line[1024];
+    struct rlimit rl = {0, 0};
+    long nofile;
+    int workers;
 
     if (!in) {
         snprintf(err, errlen, "%s: %s", c->nginx_tmpl, strerror(errno));
@@ -241,15 +270,24 @@ write_nginx_conf(const struct servers_cfg *c, const struct servers *s, const cha
         fclose(in);
         return -1;
     }
+    /* What a worker will get: the hard limit, unless root may raise it. */
+    getrlimit(RLIMIT_NOFILE, &rl);
+    nofile = geteuid() == 0 && rl.rlim_max < SERVER_NOFILE ? SERVER_NOFILE : (long)rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &(struct rlimit){rl.rlim_cur, (rlim_t)nofile}) < 0)
+        nofile = (long)rl.rlim_max;
+    else
+        setrlimit(RLIMIT_NOFILE, &rl);
+    workers = servers_nginx_workers(c, nofile);
     fprintf(out,
             "# Made by conduit-bench compare from %s.\n"
+            "# %d workers of %ld descriptors each for up to %d clients.\n"
             "worker_processes %d;\npid %s/nginx.pid;\nerror_log %s/nginx-error.log warn;\n"
-            "worker_rlimit_nofile %d;\n"
+            "worker_rlimit_nofile %ld;\n"
             "events { worker_connections 65536; multi_accept on; }\n"
             "http {\n  access_log off;\n  client_body_temp_path %s/nginx-tmp;\n"
             "  proxy_temp_path %s/nginx-tmp;\n",
-            c->nginx_tmpl, c->cores ? c->cores : (int)sysconf(_SC_NPROCESSORS_ONLN), c->dir, c->dir,
-            SERVER_NOFILE, c->dir, c->dir);
+            c->nginx_tmpl, workers, nofile, c->clients, workers, c->dir, c->dir, nofile, c->dir,
+            c->dir);
     while (fgets(line, sizeof(line), in)) {
         if (strstr(line, "@UPSTREAM_SERVERS@")) {
             for (int i = 0; i < s->n; i++)
@@ -257,7 +295,9 @@ write_nginx_conf(const struct servers_cfg *c, const struct servers *s, const cha
         } else if (strstr(line, "listen [::]:80;")) {
             continue;
         } else if (strstr(line, "listen 80;")) {
-            fprintf(out, "\tlisten 127.0.0.1:%d backlog=65535;\n", s->target_port);
+            /* reuseport: the kernel spreads clients evenly, so no worker hits its limit first. */
+            fprintf(out, "\tlisten 127.0.0.1:%d backlog=65535%s;\n", s->target_port,
+                    workers > 1 ? " reuseport" : "");
         } else {
             fputs(line, out);
         }
@@ -304,7 +344,7 @@ start_nginx(const struct servers_cfg *c, struct servers *s, char *err, size_t er
         snprintf(err, errlen, "fork: %s", strerror(errno));
         return -1;
     }
-    for (i = 0; i < READY_TIMEOUT_S * 10 && !probe(s->target_port, "/api/tags"); i++) {
+    for (i = 0; i < READY_TIMEOUT_S * 10 && !probe(s, s->target_port, "/api/tags"); i++) {
         if (!alive(s->nginx)) {
             snprintf(err, errlen, "nginx exited at start: see %s", log);
             s->nginx = 0;
@@ -322,7 +362,7 @@ start_nginx(const struct servers_cfg *c, struct servers *s, char *err, size_t er
 static int
 start_master(const struct servers_cfg *c, struct servers *s, int k, char *err, size_t errlen)
 {
-    char listen[64], workers[16], pool[16], *argv[24];
+    char listen[64], workers[16], pool[16], maxconn[16], *argv[24];
     int a = 0, i;
 
     /* Port 0 lets the kernel pick a free one; the master logs it. */
@@ -339,6 +379,12 @@ start_master(const struct servers_cfg *c, struct servers *s, int k, char *err, s
     argv[a++] = workers;
     argv[a++] = "--pool";
     argv[a++] = pool;
+    /* Only above conduitd's default: the users of a direct layout must fit. */
+    if (c->instances == 1 && servers_max_connections(c) > CONDUITD_MAX_CONNECTIONS) {
+        snprintf(maxconn, sizeof(maxconn), "%d", servers_max_connections(c));
+        argv[a++] = "--max-connections";
+        argv[a++] = maxconn;
+    }
     argv[a++] = "--db";
     argv[a++] = (char *)c->db;
     argv[a++] = "--log";
@@ -359,7 +405,7 @@ start_master(const struct servers_cfg *c, struct servers *s, int k, char *err, s
     for (i = 0; i < READY_TIMEOUT_S * 10; i++) {
         if (!s->port[k])
             s->port[k] = logged_port(s->log[k]);
-        if (s->port[k] && log_says(s->log[k], "worker(s) ready") && probe(s->port[k], "/healthz"))
+        if (s->port[k] && log_says(s->log[k], "worker(s) ready") && probe(s, s->port[k], "/healthz"))
             return 0;
         if (!alive(s->master[k])) {
             snprintf(err, errlen, "conduitd exited at start: see %s", s->log[k]);

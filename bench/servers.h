@@ -31,6 +31,7 @@ struct servers_cfg {
     int reuseport;
     int base_port; /* 0: free ports; else instance k on base_port + 1 + k, nginx on base_port */
     int cores;     /* 0: not pinned */
+    int clients;   /* the most users that will connect: nginx's workers, conduitd's cap */
 };
 
 struct servers {
@@ -39,12 +40,21 @@ struct servers {
     int n;
     pid_t nginx;
     int target_port; /* where the load goes: nginx, or the only master */
+    int probes;      /* readiness requests sent (the servers count them too) */
     char log[SERVERS_MAX][4096];
 };
 
 /* Starts and waits until every worker is ready; -1 with a message. */
 int servers_start(const struct servers_cfg *c, struct servers *s, char *err, size_t errlen);
 void servers_stop(struct servers *s);
+
+/*
+ * Each server process may hold as many descriptors as the hard limit
+ * allows (raising it needs CAP_SYS_RESOURCE); nginx gets enough workers,
+ * and conduitd a --max-connections high enough, that c->clients fit.
+ */
+int servers_nginx_workers(const struct servers_cfg *c, long nofile);
+int servers_max_connections(const struct servers_cfg *c);
 
 /* Pins pid, its threads and all its descendants to cores 0..n-1 (n 0: all). */
 int servers_pin(pid_t pid, int n);

@@ -45,7 +45,7 @@ stats_reset(struct stats *s)
     memset(s->err, 0, sizeof(s->err));
     memset(s->ep_err, 0, (size_t)s->nep * CONN_NERR * sizeof(*s->ep_err));
     memset(s->bad_status, 0, sizeof(s->bad_status));
-    s->requests = s->responses = s->pages = s->page_reqs = 0;
+    s->requests = s->responses = s->pages = s->page_reqs = s->page_reqs_sq = 0;
     s->page_us = 0;
 }
 
@@ -73,7 +73,30 @@ stats_page(struct stats *s, int nreq, int64_t page_us)
 {
     s->pages++;
     s->page_reqs += (uint64_t)nreq;
+    s->page_reqs_sq += (uint64_t)nreq * (uint64_t)nreq;
     s->page_us += (double)page_us;
+}
+
+void
+stats_merge(struct stats *dst, const struct stats *src)
+{
+    int nep = dst->nep < src->nep ? dst->nep : src->nep;
+
+    hist_merge(&dst->all, &src->all);
+    for (int i = 0; i < nep; i++)
+        hist_merge(&dst->ep[i], &src->ep[i]);
+    for (int k = 0; k < CONN_NERR; k++)
+        dst->err[k] += src->err[k];
+    for (int i = 0; i < nep * CONN_NERR; i++)
+        dst->ep_err[i] += src->ep_err[i];
+    for (int c = 0; c < 600; c++)
+        dst->bad_status[c] += src->bad_status[c];
+    dst->requests += src->requests;
+    dst->responses += src->responses;
+    dst->pages += src->pages;
+    dst->page_reqs += src->page_reqs;
+    dst->page_reqs_sq += src->page_reqs_sq;
+    dst->page_us += src->page_us;
 }
 
 uint64_t

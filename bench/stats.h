@@ -22,6 +22,7 @@ struct stats {
     uint64_t requests;       /* finished, whatever the outcome */
     uint64_t responses;      /* of them, those the server answered */
     uint64_t pages, page_reqs;
+    uint64_t page_reqs_sq; /* the sum of each page's requests squared (Little's law) */
     double page_us;
     uint64_t bad_status[600]; /* unexpected statuses, by code */
 };
@@ -33,6 +34,13 @@ void stats_reset(struct stats *s);
 /* Latency is recorded for every request the server answered. */
 void stats_request(struct stats *s, int ep, const struct conn_result *r);
 void stats_page(struct stats *s, int nreq, int64_t page_us);
+
+/*
+ * Adds src into dst (the same endpoints): histograms bucket by bucket,
+ * counts summed, so the merge of disjoint samples is exactly the stats of
+ * all of them (the generator processes of one run merge this way).
+ */
+void stats_merge(struct stats *dst, const struct stats *src);
 
 uint64_t stats_errors(const struct stats *s);
 uint64_t stats_ep_errors(const struct stats *s, int ep);

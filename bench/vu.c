@@ -373,6 +373,18 @@ vu_in_flight(const struct vu_engine *e)
     return e->in_flight;
 }
 
+int
+vu_ramping(const struct vu_engine *e)
+{
+    return evtimer_pending(&e->ramp, NULL) != 0;
+}
+
+void
+vu_set_serial(struct vu_engine *e, uint64_t first)
+{
+    e->n = first;
+}
+
 void
 vu_free(struct vu_engine *e)
 {

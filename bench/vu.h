@@ -1,5 +1,5 @@
 /*
- * vu: the virtual users (WORKLOAD.md, "Virtual user").  Each one opens a
+ * vu: the virtual users (docs/workload.md, "Virtual user").  Each one opens a
  * session on its own keep-alive connection (the profile's session_start:
  * log in, read the user), then plays pages drawn by weight, one request
  * after another, with an exponential think time between pages, until its
@@ -51,5 +51,10 @@ int vu_active(const struct vu_engine *e);
 int vu_starting(const struct vu_engine *e);
 /* Requests in flight (stopping users included). */
 int vu_in_flight(const struct vu_engine *e);
+/* Whether a ramp is still adding users. */
+int vu_ramping(const struct vu_engine *e);
+
+/* Where {n} counts from: processes of one run use disjoint ranges. */
+void vu_set_serial(struct vu_engine *e, uint64_t first);
 
 #endif

@@ -1,4 +1,4 @@
--- bench/wrk-mix.lua: the read pages of WORKLOAD.md's profile, for wrk.
+-- bench/wrk-mix.lua: the read pages of docs/workload.md's profile, for wrk.
 -- bench/wrk-mix.sh sets SLUGS, USERS, TAGS and TOKEN in the environment.
 -- Each request is drawn by the profile's weights (writes left out: this is
 -- a read-heavy throughput check, not the virtual-user load of conduit-bench).

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/wrk-mix.sh [SECONDS] [CONNECTIONS]: throughput of conduitd with
 # -w 1, -w N (online cores) and -w 2N+1, side by side in one run, under a
-# read-heavy mix (bench/wrk-mix.lua: the read pages of WORKLOAD.md's
+# read-heavy mix (bench/wrk-mix.lua: the read pages of docs/workload.md's
 # profile by their weights, the feed with a token).
 #
 # Starts its own PostgreSQL (like the tests; fsync off), registers 50 users

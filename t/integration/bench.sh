@@ -8,17 +8,11 @@
 # and the requests it counted must be exactly the ones the server counted.
 # Then the open-loop rate, the SQL ceiling, and bad input.
 . "$top_srcdir/t/lib.sh"
-command -v jq >/dev/null || skip "jq is not installed"
-BENCH=${CONDUIT_BENCH:-$(pwd)/conduit-bench}
+. "$top_srcdir/t/bench_server.sh"
 # The source tree's profile and template, wherever the build is.
 P="--profile $top_srcdir/bench/profiles/default.json"
-SEED=${CONDUIT_SEED:-$(pwd)/conduit-seed}
-S=0.002
-PG_NO_SCHEMA=1 pg_start
-"$SEED" --scale $S --bcrypt-cost 4 --db "$DB" -q >"$T/seed.out" 2>&1 ||
-    bail "conduit-seed failed: $(cat "$T/seed.out")"
+bench_server_start
 # One /healthz from conduitd_start reaches the server besides the bench.
-conduitd_start -w 2 --pool 2
 PROBES=1
 
 # ---------------------------------------------------------------- bad input
@@ -40,13 +34,22 @@ check "naming the place" grep -q 'pages\[0\].requests\[0\].path: unknown variabl
 "$BENCH" search $P --hold 2x >"$T/out" 2>&1
 is "a bad duration exits 2" "$?" 2
 check "naming the flag" grep -q -- '--hold 2x: want a duration' "$T/out"
+"$BENCH" rate $P --rps 10 --procs 2 >"$T/out" 2>&1
+is "rate in several processes is refused" "$?" 2
+check "saying which modes can" grep -q 'only run, search and compare use several processes' "$T/out"
+"$BENCH" run $P --users 5 --procs 0 >"$T/out" 2>&1
+is "--procs 0 is refused" "$?" 2
+check "naming the range" grep -q -- '--procs 0: want a whole number from 1 to 24' "$T/out"
+"$BENCH" run $P --users 5 --port 1 >"$T/out" 2>&1
+is "a target that does not answer the probe exits 2" "$?" 2
+check "saying so" grep -q 'cannot ask 127.0.0.1:1 whether it holds the dataset' "$T/out"
 "$BENCH" compare $P --workers 1,zz --db "$DB" >"$T/out" 2>&1
 is "a bad worker list exits 2" "$?" 2
 check "naming the flag" grep -q -- '--workers 1,zz' "$T/out"
 
 # ---------------------------------------------------------------- search
 # Short think times so a few seconds hold thousands of requests; the
-# criteria are WORKLOAD.md's, except Little's law's tolerance: timers of a
+# criteria are docs/workload.md's, except Little's law's tolerance: timers of a
 # loaded 2-core machine run late by milliseconds, which is a lot next to a
 # 100 ms think time (and nothing next to 7 s).
 "$BENCH" search $P --port "$PORT" --scale $S --think-mean 100ms --think-cap 1s --session 4s \
@@ -59,7 +62,7 @@ check "and the capacity" grep -q '^capacity: ' "$T/search.out"
 check "the report is JSON" jq -e . "$T/search.json" >/dev/null
 j() { jq -r "$@" "$T/search.json"; }
 is "the machine's cores" "$(j .machine.nproc)" "$(getconf _NPROCESSORS_ONLN)"
-is "the criteria are WORKLOAD.md's" "$(j '[.criteria.p95_ms, .criteria.p99_ms, .criteria.max_errors_pct] | join(",")')" "500,1000,1"
+is "the criteria are docs/workload.md's" "$(j '[.criteria.p95_ms, .criteria.p99_ms, .criteria.max_errors_pct] | join(",")')" "500,1000,1"
 levels=$(j '.search.levels | length')
 check "at least three levels were played ($levels)" [ "$levels" -ge 3 ]
 is "the users grew by the factor" "$(j '[.search.levels[].users] | unique | join(",")')" "8,16,32"
@@ -97,7 +100,9 @@ served=$(sed -n 's/.*exiting after \([0-9]*\) response(s).*/\1/p' "$T/conduitd.l
     awk '{ n += $1 } END { print n + 0 }')
 answered=$(j .totals.responses)
 check "the bench counted responses ($answered)" [ "$answered" -gt 1000 ]
-is "the server answered exactly those (and our probes)" "$served" "$((answered + PROBES))"
+probed=$(j .totals.probe_requests)
+check "the dataset was probed before the levels ($probed requests)" [ "$probed" -ge 5 ]
+is "the server answered exactly those (and the probes)" "$served" "$((answered + probed + PROBES))"
 is "no request was left unanswered" "$(j .totals.requests)" "$answered"
 
 # ---------------------------------------------------------------- rate, ceiling
@@ -155,6 +160,14 @@ if command -v nginx >/dev/null && command -v gnuplot >/dev/null; then
     check "nginx's CPU is accounted" \
         [ "$(jq '.configurations[0].search.levels[0].accounting.cpu_s.nginx > 0' "$last/compare.json")" = true ]
     is "nginx's errors: none" "$(jq '.configurations[0].search.levels[0].errors | add' "$last/compare.json")" 0
+    # Every response it counted is one its servers counted (nginx answers
+    # nothing itself when all goes well), with its probes and theirs.
+    for d in "$first" "$last"; do
+        served=$(cat "$d"/conduitd-*.log | sed -n 's/.*exiting after \([0-9]*\) response(s).*/\1/p' |
+            awk '{ n += $1 } END { print n + 0 }')
+        counted=$(jq '.totals.responses + .totals.probe_requests + ([.configurations[].server_probe_requests] | add)' "$d/compare.json")
+        is "compare: the servers answered exactly what it counted ($(basename "$d"))" "$served" "$counted"
+    done
     # Nothing it started is left running.
     for log in "$T"/cmp/compare-*/conduitd-*.log; do
         pid=$(sed -n 's/.*\[\([0-9]*\)\] master notice: listening.*/\1/p' "$log" | head -n 1)

@@ -1,7 +1,7 @@
 /*
  * Unit tests for conduit-bench's profile parser (bench/profile.c), the
  * request writer (bench/req.c) and the response parser (bench/httpc.c).
- * What a user relies on: the shipped default profile is WORKLOAD.md's
+ * What a user relies on: the shipped default profile is docs/workload.md's
  * mix; a bad profile file is refused with a message that names the file
  * and the place; templates expand to the dataset's names; a response is
  * read right whatever pieces it arrives in.
@@ -72,7 +72,7 @@ START_TEST(test_default_profile)
         for (int k = 0; k < p->page[i].nreq; k++)
             ck_assert_int_ge(p->page[i].req[k].sql.query, 0);
     }
-    /* WORKLOAD.md: weights out of 100, about 1.8 requests a page, write 9. */
+    /* docs/workload.md: weights out of 100, about 1.8 requests a page, write 9. */
     ck_assert_double_eq_tol(w, 100, 1e-6);
     ck_assert(reqs / w > 1.6 && reqs / w < 1.9);
     ck_assert_int_eq(writes, 9000);
