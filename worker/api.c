@@ -16,8 +16,9 @@
 #include "common/isotime.h"
 #include "common/json_out.h"
 #include "common/log.h"
+#include "worker/auth.h"
+#include "worker/env.h"
 #include "worker/http.h"
-#include "worker/worker.h"
 
 int
 api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res)
@@ -95,7 +96,40 @@ api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db
     /* One query at a time per request: each handler waits for its result. */
     c->db_cb = cb;
     c->db_sent_us = http_now_us();
-    db_query(worker_db(c->w), q, params, on_query_done, c);
+    db_query(c->env->db, q, params, on_query_done, c);
+}
+
+void
+api_param_query(struct http_ctx *c, enum sql_query_id q, enum auth_need need, db_cb cb)
+{
+    char viewer[24];
+    const char *params[2];
+
+    if (auth_caller(c, need) < 0)
+        return;
+    params[0] = http_param(c, 0, NULL);
+    params[1] = api_viewer(c, viewer);
+    api_query(c, q, params, cb);
+}
+
+const char *
+api_viewer(const struct http_ctx *c, char buf[24])
+{
+    return c->user_id ? api_itoa(c->user_id, buf) : NULL;
+}
+
+void *
+api_state_new(struct http_ctx *c, size_t size, void (*free_fn)(void *))
+{
+    void *p = calloc(1, size);
+
+    if (!p) {
+        http_error(c, 503, "out of memory");
+        return NULL;
+    }
+    c->state = p;
+    c->state_free = free_fn;
+    return p;
 }
 
 void

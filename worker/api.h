@@ -5,19 +5,20 @@
  * answer to a query that failed.
  *
  * Every handler follows one shape: check auth and input (answering 401 or
- * 422 itself), send one query with db_query(c's worker pool, ..., c), and
- * in the callback write the response into worker_scratch() and call
- * http_reply() exactly once.  A callback first checks st with
- * api_db_failed(), which answers 503 for an unavailable database and a
- * logged 500 for anything else not handled by the caller.
+ * 422 itself), send one query with api_query(), and in the callback write
+ * the response into c->env->scratch and call http_reply() exactly once.  A callback first checks st
+ * with api_db_failed(), which answers 503 for an unavailable database and a logged 500 for anything
+ * else not handled by the caller.
  */
 #ifndef CONDUITD_API_H
 #define CONDUITD_API_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <libpq-fe.h>
 
+#include "worker/auth.h"
 #include "worker/db.h"
 
 struct evbuffer;
@@ -72,6 +73,22 @@ void api_no_caller(struct http_ctx *c);
 
 /* Sends the query with the ctx as the callback argument. */
 void api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb);
+
+/*
+ * The routes whose statement takes the path's first parameter (a slug, a
+ * username) and the viewer: checks the token (need), then sends q with
+ * those two.  An answer to a bad token is given here.
+ */
+void api_param_query(struct http_ctx *c, enum sql_query_id q, enum auth_need need, db_cb cb);
+
+/* The caller as a statement's viewer parameter, written into buf: NULL when anonymous. */
+const char *api_viewer(const struct http_ctx *c, char buf[24]);
+
+/*
+ * A handler's state of size bytes, zeroed, owned by the request from here
+ * on (freed with free_fn when it ends).  NULL after answering 503.
+ */
+void *api_state_new(struct http_ctx *c, size_t size, void (*free_fn)(void *));
 
 /* Text column as a JSON string, or null when NULL. */
 void api_text_or_null(struct evbuffer *b, const PGresult *r, int row, int col);

@@ -22,9 +22,9 @@
 #include "worker/api.h"
 #include "worker/auth.h"
 #include "worker/cache.h"
+#include "worker/env.h"
 #include "worker/http.h"
 #include "worker/reqbody.h"
-#include "worker/worker.h"
 
 #define LIMIT_DEFAULT 20
 #define LIMIT_MAX 100
@@ -60,27 +60,6 @@ art_req_free(void *p)
     cJSON_Delete(a->doc);
     free(a->tags);
     free(a);
-}
-
-static struct art_req *
-art_req_new(struct http_ctx *c)
-{
-    struct art_req *a = calloc(1, sizeof(*a));
-
-    if (!a) {
-        http_error(c, 503, "out of memory");
-        return NULL;
-    }
-    c->state = a;
-    c->state_free = art_req_free;
-    return a;
-}
-
-/* The caller as the viewer parameter: NULL when anonymous. */
-static const char *
-viewer_param(const struct http_ctx *c, char buf[24])
-{
-    return c->user_id ? api_itoa(c->user_id, buf) : NULL;
 }
 
 /*
@@ -121,7 +100,7 @@ retry_once(struct http_ctx *c, enum db_status st, const PGresult *res, db_cb cb)
 static void
 drop_cached_tags(struct http_ctx *c)
 {
-    struct cache *k = worker_cache(c->w);
+    struct cache *k = c->env->cache;
 
     if (k)
         cache_drop(k, CACHE_KEY_TAGS);
@@ -131,7 +110,7 @@ drop_cached_tags(struct http_ctx *c)
 static void
 reply_article(struct http_ctx *c, int status, const PGresult *res)
 {
-    struct evbuffer *b = worker_scratch(c->w);
+    struct evbuffer *b = c->env->scratch;
 
     evbuffer_add(b, "{\"article\":", 11);
     api_article_object(b, res, 0, 1);
@@ -243,7 +222,7 @@ on_list(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 500, "internal error");
         return;
     }
-    b = worker_scratch(c->w);
+    b = c->env->scratch;
     evbuffer_add(b, "{\"articles\":[", 13);
     for (int i = 0; i < n; i++) {
         if (db_null(res, i, 0))
@@ -325,7 +304,7 @@ api_articles_list(struct http_ctx *c)
     params[2] = favorited;
     params[3] = limit;
     params[4] = offset;
-    params[5] = viewer_param(c, viewer);
+    params[5] = api_viewer(c, viewer);
     api_query(c, q, params, on_list);
 }
 
@@ -360,35 +339,22 @@ on_article(void *arg, enum db_status st, const PGresult *res)
     reply_article(c, 200, res);
 }
 
-static void
-send_slug_query(struct http_ctx *c, enum sql_query_id q, enum auth_need need, db_cb cb)
-{
-    char viewer[24];
-    const char *params[2];
-
-    if (auth_caller(c, need) < 0)
-        return;
-    params[0] = http_param(c, 0, NULL);
-    params[1] = viewer_param(c, viewer);
-    api_query(c, q, params, cb);
-}
-
 void
 api_article_get(struct http_ctx *c)
 {
-    send_slug_query(c, SQL_ARTICLE_GET, AUTH_OPTIONAL, on_article);
+    api_param_query(c, SQL_ARTICLE_GET, AUTH_OPTIONAL, on_article);
 }
 
 void
 api_article_favorite(struct http_ctx *c)
 {
-    send_slug_query(c, SQL_FAVORITE, AUTH_REQUIRED, on_article);
+    api_param_query(c, SQL_FAVORITE, AUTH_REQUIRED, on_article);
 }
 
 void
 api_article_unfavorite(struct http_ctx *c)
 {
-    send_slug_query(c, SQL_UNFAVORITE, AUTH_REQUIRED, on_article);
+    api_param_query(c, SQL_UNFAVORITE, AUTH_REQUIRED, on_article);
 }
 
 /* article_delete: zero rows 404; column 0 is_author, false 403. */
@@ -400,7 +366,7 @@ on_deleted(void *arg, enum db_status st, const PGresult *res)
     /* A delete may lose a deadlock against a concurrent write: once more. */
     if (st == DB_SQL_ERROR && strcmp(db_sqlstate(res), "40P01") == 0 && !c->retried) {
         char who[24];
-        const char *params[2] = {http_param(c, 0, NULL), viewer_param(c, who)};
+        const char *params[2] = {http_param(c, 0, NULL), api_viewer(c, who)};
         c->retried = 1;
         api_query(c, SQL_ARTICLE_DELETE, params, on_deleted);
         return;
@@ -422,7 +388,7 @@ on_deleted(void *arg, enum db_status st, const PGresult *res)
 void
 api_article_delete(struct http_ctx *c)
 {
-    send_slug_query(c, SQL_ARTICLE_DELETE, AUTH_REQUIRED, on_deleted);
+    api_param_query(c, SQL_ARTICLE_DELETE, AUTH_REQUIRED, on_deleted);
 }
 
 /* ---------------------------------------------------------------- create */
@@ -451,7 +417,7 @@ api_article_create(struct http_ctx *c)
     const char *title, *description, *body;
     const int need = REQBODY_REQUIRED | REQBODY_NONEMPTY;
 
-    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(a = art_req_new(c)) ||
+    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(a = api_state_new(c, sizeof(*a), art_req_free)) ||
         !(o = reqbody_object(c, "article", &a->doc)))
         return;
     if (reqbody_string(c, o, "title", need, &title, NULL) < 0 ||
@@ -499,7 +465,7 @@ api_article_update(struct http_ctx *c)
     const char *title, *description, *body;
     int has_title, has_description, has_body;
 
-    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(a = art_req_new(c)) ||
+    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(a = api_state_new(c, sizeof(*a), art_req_free)) ||
         !(o = reqbody_object(c, "article", &a->doc)))
         return;
     if (reqbody_string(c, o, "title", REQBODY_NONEMPTY, &title, &has_title) < 0 ||

@@ -10,9 +10,9 @@
 
 #include "worker/api.h"
 #include "worker/auth.h"
+#include "worker/env.h"
 #include "worker/http.h"
 #include "worker/reqbody.h"
-#include "worker/worker.h"
 
 static void
 on_list(void *arg, enum db_status st, const PGresult *res)
@@ -28,7 +28,7 @@ on_list(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 404, "article not found");
         return;
     }
-    b = worker_scratch(c->w);
+    b = c->env->scratch;
     evbuffer_add(b, "{\"comments\":[", 13);
     for (int i = 0, first = 1; i < n; i++) {
         if (db_null(res, i, 0))
@@ -45,14 +45,7 @@ on_list(void *arg, enum db_status st, const PGresult *res)
 void
 api_comments_list(struct http_ctx *c)
 {
-    char who[24];
-    const char *params[2];
-
-    if (auth_caller(c, AUTH_OPTIONAL) < 0)
-        return;
-    params[0] = http_param(c, 0, NULL);
-    params[1] = c->user_id ? api_itoa(c->user_id, who) : NULL;
-    api_query(c, SQL_COMMENTS_LIST, params, on_list);
+    api_param_query(c, SQL_COMMENTS_LIST, AUTH_OPTIONAL, on_list);
 }
 
 static void
@@ -73,7 +66,7 @@ on_created(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 404, "article not found");
         return;
     }
-    b = worker_scratch(c->w);
+    b = c->env->scratch;
     evbuffer_add(b, "{\"comment\":", 11);
     api_comment_object(b, res, 0);
     evbuffer_add(b, "}", 1);

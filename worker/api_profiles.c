@@ -20,8 +20,8 @@
 #include "worker/api.h"
 #include "worker/auth.h"
 #include "worker/cache.h"
+#include "worker/env.h"
 #include "worker/http.h"
-#include "worker/worker.h"
 
 /* A viewer following more is not cached: the list would cost more than it saves. */
 #define FOLLOWEES_MAX 1000
@@ -39,7 +39,7 @@ reply_profile(struct http_ctx *c, const PGresult *res)
         http_error(c, 404, "profile not found");
         return;
     }
-    b = worker_scratch(c->w);
+    b = c->env->scratch;
     evbuffer_add(b, "{\"profile\":", 11);
     api_profile_object(b, res, 0, 0);
     evbuffer_add(b, "}", 1);
@@ -103,7 +103,7 @@ reply_cached(struct http_ctx *c, struct cache *k, const char *username, int *no_
     if (profile_key(username, key) < 0 || !(p = cache_get(k, key, &plen)) || plen < sizeof(id))
         return 0;
     memcpy(&id, p, sizeof(id));
-    b = worker_scratch(c->w);
+    b = c->env->scratch;
     evbuffer_add(b, "{\"profile\":", 11);
     evbuffer_add(b, p + sizeof(id), plen - sizeof(id));
     json_out_bool(b, f && follows_id(f, flen, id));
@@ -163,7 +163,7 @@ static void
 on_profile(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
-    struct cache *k = worker_cache(c->w);
+    struct cache *k = c->env->cache;
 
     /* Before any fill: the followees of a viewer who is gone are no value. */
     if (api_db_failed(c, st, res) || api_caller_gone(c, res))
@@ -181,7 +181,7 @@ static void
 on_follow(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
-    struct cache *k = worker_cache(c->w);
+    struct cache *k = c->env->cache;
 
     if (api_fk_gone(c, st, res) || api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
@@ -198,29 +198,16 @@ on_follow(void *arg, enum db_status st, const PGresult *res)
     reply_profile(c, res);
 }
 
-static void
-send_profile_query(struct http_ctx *c, enum sql_query_id q, enum auth_need need, db_cb cb)
-{
-    char viewer[24];
-    const char *params[2];
-
-    if (auth_caller(c, need) < 0)
-        return;
-    params[0] = http_param(c, 0, NULL);
-    params[1] = c->user_id ? api_itoa(c->user_id, viewer) : NULL;
-    api_query(c, q, params, cb);
-}
-
 void
 api_profile_get(struct http_ctx *c)
 {
-    struct cache *k = worker_cache(c->w);
+    struct cache *k = c->env->cache;
     char viewer[24];
     const char *params[3];
     int no_followees = 0;
 
     if (!k || !cache_enabled(k)) {
-        send_profile_query(c, SQL_PROFILE_GET, AUTH_OPTIONAL, on_profile);
+        api_param_query(c, SQL_PROFILE_GET, AUTH_OPTIONAL, on_profile);
         return;
     }
     if (auth_caller(c, AUTH_OPTIONAL) < 0 ||
@@ -228,7 +215,7 @@ api_profile_get(struct http_ctx *c)
         return;
     c->cache_epoch = cache_epoch(k);
     params[0] = http_param(c, 0, NULL);
-    params[1] = c->user_id ? api_itoa(c->user_id, viewer) : NULL;
+    params[1] = api_viewer(c, viewer);
     params[2] = FOLLOWEES_MAX_TEXT;
     api_query(c, no_followees ? SQL_PROFILE_FOLLOWEES : SQL_PROFILE_GET, params, on_profile);
 }
@@ -236,11 +223,11 @@ api_profile_get(struct http_ctx *c)
 void
 api_profile_follow(struct http_ctx *c)
 {
-    send_profile_query(c, SQL_FOLLOW, AUTH_REQUIRED, on_follow);
+    api_param_query(c, SQL_FOLLOW, AUTH_REQUIRED, on_follow);
 }
 
 void
 api_profile_unfollow(struct http_ctx *c)
 {
-    send_profile_query(c, SQL_UNFOLLOW, AUTH_REQUIRED, on_follow);
+    api_param_query(c, SQL_UNFOLLOW, AUTH_REQUIRED, on_follow);
 }

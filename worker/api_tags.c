@@ -7,19 +7,19 @@
 
 #include "worker/api.h"
 #include "worker/cache.h"
+#include "worker/env.h"
 #include "worker/http.h"
-#include "worker/worker.h"
 
 static void
 on_tags(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
-    struct cache *k = worker_cache(c->w);
+    struct cache *k = c->env->cache;
     struct evbuffer *b;
 
     if (api_db_failed(c, st, res))
         return;
-    b = worker_scratch(c->w);
+    b = c->env->scratch;
     evbuffer_add(b, "{\"tags\":[", 9);
     for (int i = 0; i < PQntuples(res); i++) {
         if (i)
@@ -37,12 +37,12 @@ on_tags(void *arg, enum db_status st, const PGresult *res)
 void
 api_tags_list(struct http_ctx *c)
 {
-    struct cache *k = worker_cache(c->w);
+    struct cache *k = c->env->cache;
     const void *body;
     size_t len;
 
     if (k && (body = cache_get(k, CACHE_KEY_TAGS, &len))) {
-        struct evbuffer *b = worker_scratch(c->w);
+        struct evbuffer *b = c->env->scratch;
         evbuffer_add(b, body, len);
         http_reply(c, 200, b);
         return;

@@ -20,9 +20,9 @@
 #include "worker/auth.h"
 #include "worker/bcrypt_pool.h"
 #include "worker/cache.h"
+#include "worker/env.h"
 #include "worker/http.h"
 #include "worker/reqbody.h"
-#include "worker/worker.h"
 
 #define USERNAME_MAX 64
 #define EMAIL_MAX 254
@@ -51,20 +51,6 @@ user_req_free(void *p)
     free(u);
 }
 
-static struct user_req *
-user_req_new(struct http_ctx *c)
-{
-    struct user_req *u = calloc(1, sizeof(*u));
-
-    if (!u) {
-        http_error(c, 503, "out of memory");
-        return NULL;
-    }
-    c->state = u;
-    c->state_free = user_req_free;
-    return u;
-}
-
 static void
 cstr_or_null(struct evbuffer *b, const char *s)
 {
@@ -82,7 +68,7 @@ static void
 reply_user_fields(struct http_ctx *c, int status, int64_t id, const char *const f[4],
                   const char *token)
 {
-    struct evbuffer *b = worker_scratch(c->w);
+    struct evbuffer *b = c->env->scratch;
     char fresh[JWT_MAX_LEN + 1];
 
     if (!token) {
@@ -188,7 +174,7 @@ on_register_hashed(void *arg, int ok, const char *hash)
 void
 api_users_register(struct http_ctx *c)
 {
-    struct user_req *u = user_req_new(c);
+    struct user_req *u = api_state_new(c, sizeof(*u), user_req_free);
     const cJSON *o;
     const int need = REQBODY_REQUIRED | REQBODY_NONEMPTY;
 
@@ -198,7 +184,7 @@ api_users_register(struct http_ctx *c)
         reqbody_string(c, o, "email", need, &u->email, NULL) < 0 ||
         reqbody_string(c, o, "password", need, &u->password, NULL) < 0 || check_lengths(c, u) < 0)
         return;
-    bcrypt_hash(worker_bcrypt(c->w), u->password, on_register_hashed, c);
+    bcrypt_hash(c->env->bcrypt, u->password, on_register_hashed, c);
 }
 
 /* ---------------------------------------------------------------- login */
@@ -233,7 +219,7 @@ on_login_row(void *arg, enum db_status st, const PGresult *res)
     if (api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
-        bcrypt_verify(worker_bcrypt(c->w), u->password, no_user_hash, on_login_checked, c);
+        bcrypt_verify(c->env->bcrypt, u->password, no_user_hash, on_login_checked, c);
         return;
     }
     /* Keep the row: the PGresult is cleared when this returns. */
@@ -246,13 +232,13 @@ on_login_row(void *arg, enum db_status st, const PGresult *res)
             return;
         }
     }
-    bcrypt_verify(worker_bcrypt(c->w), u->password, db_text(res, 0, 5, NULL), on_login_checked, c);
+    bcrypt_verify(c->env->bcrypt, u->password, db_text(res, 0, 5, NULL), on_login_checked, c);
 }
 
 void
 api_users_login(struct http_ctx *c)
 {
-    struct user_req *u = user_req_new(c);
+    struct user_req *u = api_state_new(c, sizeof(*u), user_req_free);
     const cJSON *o;
     const int need = REQBODY_REQUIRED | REQBODY_NONEMPTY;
     const char *params[1];
@@ -295,7 +281,7 @@ static void
 on_user(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
-    struct cache *k = worker_cache(c->w);
+    struct cache *k = c->env->cache;
 
     if (api_db_failed(c, st, res))
         return;
@@ -323,7 +309,7 @@ on_user(void *arg, enum db_status st, const PGresult *res)
 void
 api_user_get(struct http_ctx *c)
 {
-    struct cache *k = worker_cache(c->w);
+    struct cache *k = c->env->cache;
     char id[24], key[32];
     const char *params[1], *f[4];
     const void *val;
@@ -352,7 +338,7 @@ api_user_get(struct http_ctx *c)
 static void
 drop_cached_self(struct http_ctx *c, const char *new_username)
 {
-    struct cache *k = worker_cache(c->w);
+    struct cache *k = c->env->cache;
     char key[32], pkey[128];
     const char *f[4];
     const void *val;
@@ -427,7 +413,7 @@ api_user_update(struct http_ctx *c)
     const int given = REQBODY_NONEMPTY;
     int has_email, has_username, has_password;
 
-    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(u = user_req_new(c)) ||
+    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(u = api_state_new(c, sizeof(*u), user_req_free)) ||
         !(o = reqbody_object(c, "user", &u->doc)))
         return;
     if (reqbody_string(c, o, "email", given, &u->email, &has_email) < 0 ||
@@ -442,7 +428,7 @@ api_user_update(struct http_ctx *c)
         return;
     }
     if (u->password)
-        bcrypt_hash(worker_bcrypt(c->w), u->password, on_update_hashed, c);
+        bcrypt_hash(c->env->bcrypt, u->password, on_update_hashed, c);
     else
         send_update(c);
 }

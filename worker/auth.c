@@ -10,8 +10,8 @@
 #include <time.h>
 
 #include "common/settings.h"
+#include "worker/env.h"
 #include "worker/http.h"
-#include "worker/worker.h"
 
 const char *
 auth_token_of(const char *h)
@@ -30,7 +30,7 @@ auth_token_of(const char *h)
 int
 auth_caller(struct http_ctx *c, enum auth_need need)
 {
-    const struct config *cfg = worker_config(c->w);
+    const struct config *cfg = c->env->cfg;
     const char *h = http_header(c, "Authorization");
     const char *tok;
     int64_t sub = 0;
@@ -61,7 +61,7 @@ auth_caller(struct http_ctx *c, enum auth_need need)
 int
 auth_token(struct http_ctx *c, int64_t user_id, char *out, size_t outlen)
 {
-    const struct config *cfg = worker_config(c->w);
+    const struct config *cfg = c->env->cfg;
     int64_t now = (int64_t)time(NULL);
 
     return jwt_sign((const unsigned char *)cfg->jwt_secret, strlen(cfg->jwt_secret), user_id, now,

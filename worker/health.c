@@ -14,8 +14,8 @@
 #include "common/scoreboard.h"
 #include "worker/cache.h"
 #include "worker/cache_sync.h"
+#include "worker/env.h"
 #include "worker/http.h"
-#include "worker/worker.h"
 
 /*
  * "cache":{...}: whether it serves (off while its listening connection is
@@ -23,10 +23,10 @@
  * invalidation here (over the last notifications).
  */
 static void
-add_cache(struct evbuffer *b, struct worker *w, struct cache *k)
+add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
 {
-    const struct worker_slot *s = worker_slot(w);
-    struct cache_sync *sync = worker_cache_sync(w);
+    const struct worker_slot *s = e->slot;
+    struct cache_sync *sync = e->sync;
     struct cache_sync_delays d;
 
     evbuffer_add_printf(
@@ -52,13 +52,13 @@ add_cache(struct evbuffer *b, struct worker *w, struct cache *k)
 void
 health_get(struct http_ctx *c)
 {
-    struct evbuffer *b = worker_scratch(c->w);
-    struct cache *k = worker_cache(c->w);
+    struct evbuffer *b = c->env->scratch;
+    struct cache *k = c->env->cache;
 
     evbuffer_add_printf(b, "{\"status\":\"ok\",\"pid\":%ld,\"worker\":%d", (long)getpid(),
-                        worker_index(c->w));
+                        c->env->index);
     if (k)
-        add_cache(b, c->w, k);
+        add_cache(b, c->env, k);
     evbuffer_add(b, "}", 1);
     http_reply(c, 200, b);
 }
@@ -100,7 +100,7 @@ on_slept(evutil_socket_t fd, short what, void *arg)
 {
     struct http_ctx *c = arg;
     struct sleep_state *s = c->state;
-    struct evbuffer *b = worker_scratch(c->w);
+    struct evbuffer *b = c->env->scratch;
 
     (void)fd;
     (void)what;
@@ -126,7 +126,7 @@ debug_sleep(struct http_ctx *c)
         return;
     }
     s->ms = ms;
-    s->timer = evtimer_new(worker_base(c->w), on_slept, c);
+    s->timer = evtimer_new(c->env->base, on_slept, c);
     c->state = s;
     c->state_free = sleep_state_free;
     tv.tv_sec = ms / 1000;
@@ -149,7 +149,7 @@ debug_spin(struct http_ctx *c)
     until = scoreboard_now_ms() + ms;
     while (scoreboard_now_ms() < until)
         ;
-    b = worker_scratch(c->w);
+    b = c->env->scratch;
     evbuffer_add_printf(b, "{\"spun\":%ld}", ms);
     http_reply(c, 200, b);
 }

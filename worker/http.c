@@ -13,15 +13,15 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
-#include "common/settings.h"
 #include "common/cors.h"
 #include "common/json_out.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
+#include "common/settings.h"
 #include "worker/access_log.h"
 #include "worker/conn.h"
+#include "worker/env.h"
 #include "worker/routes.h"
-#include "worker/worker.h"
 
 static int
 method_of(enum evhttp_cmd_type t)
@@ -58,6 +58,78 @@ on_close(void *arg)
 
 static struct http_ctx *live; /* every ctx not yet answered */
 
+/*
+ * The request layer's accounting, one set per process (a worker has one
+ * loop): what a drain waits for, and the responses max_requests counts.
+ */
+static int64_t in_flight;
+static int64_t sending; /* replies handed to evhttp, not yet fully written */
+static int draining;
+static uint64_t max_requests;
+static int recycle_asked;
+static void (*on_settled)(void *);
+static void *settled_arg;
+
+void
+http_init(uint64_t max, void (*settled)(void *arg), void *arg)
+{
+    max_requests = max;
+    on_settled = settled;
+    settled_arg = arg;
+}
+
+void
+http_drain(void)
+{
+    draining = 1;
+}
+
+int64_t
+http_in_flight(void)
+{
+    return in_flight;
+}
+
+int64_t
+http_sending(void)
+{
+    return sending;
+}
+
+static void
+settled(void)
+{
+    if (on_settled)
+        on_settled(settled_arg);
+}
+
+static void
+count_in_flight(const struct env *e, int delta)
+{
+    in_flight += delta;
+    atomic_store_explicit(&e->slot->in_flight, in_flight, memory_order_relaxed);
+}
+
+static void
+count_response(const struct env *e, int status)
+{
+    uint64_t n = atomic_fetch_add_explicit(&e->slot->requests, 1, memory_order_relaxed) + 1;
+
+    if (status >= 500)
+        atomic_fetch_add_explicit(&e->slot->errors, 1, memory_order_relaxed);
+    /*
+     * max_requests, as gunicorn's: the master starts a replacement and,
+     * once it is ready, retires this worker as a reload would (no request
+     * lost).  This worker serves on meanwhile.
+     */
+    if (max_requests && n >= max_requests && !recycle_asked) {
+        recycle_asked = 1;
+        atomic_store(&e->slot->recycle, 1);
+        log_info("served %llu responses (max_requests): asking to be replaced",
+                 (unsigned long long)n);
+    }
+}
+
 int64_t
 http_now_us(void)
 {
@@ -72,7 +144,7 @@ http_now_us(void)
 static void
 ctx_free(struct http_ctx *c)
 {
-    struct worker *w = c->w;
+    const struct env *e = c->env;
 
     if (c->prev)
         c->prev->next = c->next;
@@ -86,7 +158,8 @@ ctx_free(struct http_ctx *c)
     if (c->query_parsed)
         evhttp_clear_headers(&c->query);
     free(c);
-    worker_request_done(w);
+    count_in_flight(e, -1);
+    settled();
 }
 
 /*
@@ -120,7 +193,7 @@ cors_begin(struct http_ctx *c, const char *list)
 void
 http_dispatch(struct evhttp_request *req, void *arg)
 {
-    struct worker *w = arg;
+    const struct env *e = arg;
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
     struct http_ctx *c;
@@ -136,12 +209,12 @@ http_dispatch(struct evhttp_request *req, void *arg)
         live->prev = c;
     live = c;
     c->req = req;
-    c->w = w;
+    c->env = e;
     c->conn = evhttp_request_get_connection(req);
     c->method = method_of(evhttp_request_get_command(req));
     c->start_ms = scoreboard_now_ms();
     c->start_us = http_now_us();
-    worker_request_begin(w);
+    count_in_flight(e, 1);
     conn_request_begin(c->conn, on_close, c);
     if (conn_is_cut(c->conn)) {
         /* Its reply cannot reach the client: a write must not be run. */
@@ -155,7 +228,7 @@ http_dispatch(struct evhttp_request *req, void *arg)
         return;
     }
 
-    if (cors_begin(c, worker_config(w)->cors_origin))
+    if (cors_begin(c, e->cfg->cors_origin))
         return;
 
     r = router_match(routes, nroutes, c->method, path && *path ? path : "/", &c->match);
@@ -181,16 +254,20 @@ on_sent(struct evhttp_request *req, void *arg)
 {
     struct evhttp_connection *conn = evhttp_request_get_connection(req);
 
+    (void)arg;
     if (conn)
         conn_request_end(conn);
-    worker_reply_sent(arg);
+    sending--;
+    settled();
 }
 
 /* The connection died before the reply was written. */
 static void
 on_send_aborted(void *arg)
 {
-    worker_reply_sent(arg);
+    (void)arg;
+    sending--;
+    settled();
 }
 
 void
@@ -208,7 +285,7 @@ http_abort_all(void)
 void
 http_reply(struct http_ctx *c, int status, struct evbuffer *body)
 {
-    struct worker *w = c->w;
+    const struct env *e = c->env;
 
     if (c->req) {
         struct evkeyvalq *h = evhttp_request_get_output_headers(c->req);
@@ -217,9 +294,9 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
          * it only ends the write.  on_sent runs first when the write
          * completes, and clears the callback before evhttp frees anything.
          */
-        conn_set_hangup(c->conn, on_send_aborted, w);
-        evhttp_request_set_on_complete_cb(c->req, on_sent, w);
-        worker_reply_sending(w);
+        conn_set_hangup(c->conn, on_send_aborted, NULL);
+        evhttp_request_set_on_complete_cb(c->req, on_sent, NULL);
+        sending++;
         if (status != 204)
             evhttp_add_header(h, "Content-Type", "application/json; charset=utf-8");
         if (c->cors_allow) {
@@ -227,7 +304,7 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
             if (strcmp(c->cors_allow, "*") != 0)
                 evhttp_add_header(h, "Vary", "Origin");
         }
-        if (worker_draining(w))
+        if (draining)
             evhttp_add_header(h, "Connection", "close");
         if (c->method == ROUTER_HEAD && body) {
             /*
@@ -239,11 +316,11 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
             evhttp_add_header(h, "Content-Length", len);
             evbuffer_drain(body, evbuffer_get_length(body));
         }
-        access_log_write(worker_access_log(w), c->req, status,
+        access_log_write(e->access, c->req, status,
                          status == 204 || !body ? 0 : evbuffer_get_length(body),
                          http_now_us() - c->start_us, c->db_us);
         evhttp_send_reply(c->req, status, NULL, status == 204 ? NULL : body);
-        worker_count_response(w, status);
+        count_response(e, status);
     }
     if (body)
         evbuffer_drain(body, evbuffer_get_length(body));
@@ -286,7 +363,7 @@ http_header_too_large_reply(void)
 static void
 send_error(struct http_ctx *c, int status, const char *msg, int retry_after)
 {
-    struct evbuffer *b = worker_scratch(c->w);
+    struct evbuffer *b = c->env->scratch;
 
     error_body(b, msg);
     if (retry_after && c->req)

@@ -30,21 +30,21 @@
 struct evbuffer;
 struct evhttp_request;
 struct evhttp_connection;
-struct worker;
+struct env;
 
 struct http_ctx {
     struct http_ctx *prev, *next; /* every live ctx, for http_abort_all() */
     struct evhttp_request *req;   /* NULL once the client is gone */
     struct evhttp_connection *conn;
-    struct worker *w;
-    int method;         /* enum router_method */
-    int64_t start_ms;   /* when the request was dispatched */
-    int64_t start_us;   /* the same, finer, for the access log */
-    int64_t db_us;      /* time its queries waited for the database, in all */
-    int64_t db_sent_us; /* when the query in flight was sent; see api_query */
-    db_cb db_cb;        /* the handler's callback of that query */
-    int retried;        /* its statement was sent once more (a deadlock) */
-    int64_t user_id;    /* the caller, once authenticated; 0 = anonymous */
+    const struct env *env; /* the worker's services (worker/env.h) */
+    int method;            /* enum router_method */
+    int64_t start_ms;      /* when the request was dispatched */
+    int64_t start_us;      /* the same, finer, for the access log */
+    int64_t db_us;         /* time its queries waited for the database, in all */
+    int64_t db_sent_us;    /* when the query in flight was sent; see api_query */
+    db_cb db_cb;           /* the handler's callback of that query */
+    int retried;           /* its statement was sent once more (a deadlock) */
+    int64_t user_id;       /* the caller, once authenticated; 0 = anonymous */
     struct router_match match;
     struct evkeyvalq query; /* parsed on first http_query() */
     int query_parsed;
@@ -66,7 +66,23 @@ void http_abort_all(void);
 /* Microseconds on CLOCK_MONOTONIC: request and database times. */
 int64_t http_now_us(void);
 
-/* The evhttp generic callback: routes and calls the handler. */
+/*
+ * Before the first request: settled(arg) is called whenever a request is
+ * freed or a reply is fully written (or its connection died), so that a
+ * draining worker can tell it is done; max_requests (0: never) is the
+ * count of responses after which the worker asks the master, through its
+ * scoreboard slot, to be replaced (gunicorn's max_requests).
+ */
+void http_init(uint64_t max_requests, void (*settled)(void *arg), void *arg);
+
+/* From now on every reply says "Connection: close": the worker drains. */
+void http_drain(void);
+
+/* Requests dispatched and not yet freed; replies handed to evhttp, not yet written. */
+int64_t http_in_flight(void);
+int64_t http_sending(void);
+
+/* The evhttp generic callback (arg: the struct env): routes and calls the handler. */
 void http_dispatch(struct evhttp_request *req, void *arg);
 
 /* Sends status with body (moved out of it; may be NULL) as JSON; frees c. */

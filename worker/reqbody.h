@@ -37,9 +37,9 @@ cJSON *reqbody_parse(const unsigned char *body, size_t n, const char *root, cJSO
                      size_t whylen);
 
 enum reqbody_flags {
-    REQBODY_REQUIRED = 1,   /* absent: 422 "<name> can't be blank" */
-    REQBODY_NONEMPTY = 2,   /* "" (or only spaces): 422 */
-    REQBODY_NULLABLE = 4    /* JSON null accepted: *out = NULL, *present = 1 */
+    REQBODY_REQUIRED = 1, /* absent: 422 "<name> can't be blank" */
+    REQBODY_NONEMPTY = 2, /* "" (or only spaces): 422 */
+    REQBODY_NULLABLE = 4  /* JSON null accepted: *out = NULL, *present = 1 */
 };
 
 /*

@@ -84,8 +84,7 @@ split(char *buf, const char *segs[], size_t lens[])
 
 /* Does the pattern fit the segments?  Fills params when it does. */
 static int
-fits(const char *pattern, const char *segs[], const size_t lens[], int nseg,
-     struct router_match *m)
+fits(const char *pattern, const char *segs[], const size_t lens[], int nseg, struct router_match *m)
 {
     const char *p = pattern;
     int i = 0;
@@ -138,8 +137,7 @@ router_match(const struct route *table, size_t n, int method, const char *path,
         if (!fits(table[i].pattern, segs, lens, nseg, m))
             continue;
         /* HEAD is answered wherever GET is. */
-        if (table[i].method == method ||
-            (method == ROUTER_HEAD && table[i].method == ROUTER_GET)) {
+        if (table[i].method == method || (method == ROUTER_HEAD && table[i].method == ROUTER_GET)) {
             if (!m->route)
                 m->route = &table[i];
             break;
@@ -154,8 +152,7 @@ router_match(const struct route *table, size_t n, int method, const char *path,
     for (int i = 0; i < m->nparams; i++) {
         char *s = (char *)m->params[i];
         long len = router_percent_decode(s, m->param_len[i]);
-        if (len <= 0 || memchr(s, '\0', (size_t)len) ||
-            !json_utf8_valid(s, (size_t)len)) {
+        if (len <= 0 || memchr(s, '\0', (size_t)len) || !json_utf8_valid(s, (size_t)len)) {
             m->route = NULL;
             return ROUTER_NOT_FOUND;
         }
@@ -170,8 +167,8 @@ router_allow_header(int methods, char *out, size_t outlen)
     static const struct {
         int bit;
         const char *name;
-    } names[] = {{ROUTER_GET, "GET"},       {ROUTER_HEAD, "HEAD"},     {ROUTER_POST, "POST"},
-                 {ROUTER_PUT, "PUT"},       {ROUTER_DELETE, "DELETE"}, {ROUTER_PATCH, "PATCH"},
+    } names[] = {{ROUTER_GET, "GET"},        {ROUTER_HEAD, "HEAD"},     {ROUTER_POST, "POST"},
+                 {ROUTER_PUT, "PUT"},        {ROUTER_DELETE, "DELETE"}, {ROUTER_PATCH, "PATCH"},
                  {ROUTER_OPTIONS, "OPTIONS"}};
     size_t used = 0;
 

@@ -32,8 +32,8 @@ enum router_method {
 #define ROUTER_MAX_PATH 2048
 
 struct route {
-    int method;          /* one enum router_method value */
-    const char *pattern; /* "/api/articles/:slug/comments/:id" */
+    int method;            /* one enum router_method value */
+    const char *pattern;   /* "/api/articles/:slug/comments/:id" */
     void (*handler)(void); /* opaque to the router; cast back by the caller */
 };
 

@@ -19,17 +19,18 @@
 #include <event2/http.h>
 #include <event2/listener.h>
 
-#include "common/settings.h"
 #include "common/listen.h"
 #include "common/log.h"
 #include "common/proctitle.h"
 #include "common/scoreboard.h"
+#include "common/settings.h"
 #include "worker/access_log.h"
 #include "worker/bcrypt_pool.h"
 #include "worker/cache.h"
 #include "worker/cache_sync.h"
 #include "worker/conn.h"
 #include "worker/db.h"
+#include "worker/env.h"
 #include "worker/http.h"
 
 #define HEARTBEAT_MS 250
@@ -40,23 +41,12 @@
 #define HEADER_BACKSTOP 65536  /* evhttp's header limit, above max_header_size */
 
 struct worker {
-    struct event_base *base;
+    struct env env; /* the base, the configuration, the services: what requests get */
     struct evhttp *http;
-    const struct config *cfg;
-    struct worker_slot *slot;
-    int index;
     int draining;
-    int64_t in_flight;
-    int64_t sending; /* replies handed to evhttp, not yet fully written */
     int nbound;
     struct evhttp_bound_socket *bound[CONFIG_MAX_LISTEN];
     struct evconnlistener *listener[CONFIG_MAX_LISTEN];
-    struct evbuffer *scratch;
-    struct db_pool *db;
-    struct bcrypt_pool *bcrypt;
-    struct cache *cache;       /* NULL with cache = off */
-    struct cache_sync *sync;   /* NULL unless cache and cache_sync are on */
-    struct access_log *access; /* NULL with access_log = off */
     struct event *heartbeat;
     struct event *accept_retry;
     struct event *drain_deadline;
@@ -67,21 +57,12 @@ struct worker {
     struct event *signals[5];
     int generation;
     int ready;
-    int at_cap;            /* max_connections reached: accepts paused */
-    uint64_t max_requests; /* replaced after this many responses (0: never) */
-    int recycle_asked;
+    int at_cap;       /* max_connections reached: accepts paused */
     int tearing_down; /* evhttp_free() runs: connection news are ignored */
 };
 
 /* One per process; file scope so that callbacks with foreign args find it. */
 static struct worker the_worker;
-
-void
-worker_request_begin(struct worker *w)
-{
-    w->in_flight++;
-    atomic_store_explicit(&w->slot->in_flight, w->in_flight, memory_order_relaxed);
-}
 
 /*
  * A draining worker exits once nothing is in flight, every reply is
@@ -104,116 +85,16 @@ listening(const struct worker *w)
 static void
 exit_if_drained(struct worker *w)
 {
-    if (w->draining && w->in_flight == 0 && w->sending == 0 && conn_active() == 0 &&
+    if (w->draining && http_in_flight() == 0 && http_sending() == 0 && conn_active() == 0 &&
         conn_lingering() == 0 && !listening(w))
-        event_base_loopexit(w->base, NULL);
+        event_base_loopexit(w->env.base, NULL);
 }
 
-void
-worker_request_done(struct worker *w)
+/* http.c's news: a request ended or a reply was written. */
+static void
+on_http_settled(void *arg)
 {
-    w->in_flight--;
-    atomic_store_explicit(&w->slot->in_flight, w->in_flight, memory_order_relaxed);
-    exit_if_drained(w);
-}
-
-void
-worker_reply_sending(struct worker *w)
-{
-    w->sending++;
-}
-
-void
-worker_reply_sent(struct worker *w)
-{
-    w->sending--;
-    exit_if_drained(w);
-}
-
-void
-worker_count_response(struct worker *w, int status)
-{
-    uint64_t n = atomic_fetch_add_explicit(&w->slot->requests, 1, memory_order_relaxed) + 1;
-
-    if (status >= 500)
-        atomic_fetch_add_explicit(&w->slot->errors, 1, memory_order_relaxed);
-    /*
-     * max_requests, as gunicorn's: the master starts a replacement and,
-     * once it is ready, retires this worker as a reload would (no request
-     * lost).  This worker serves on meanwhile.
-     */
-    if (w->max_requests && n >= w->max_requests && !w->recycle_asked) {
-        w->recycle_asked = 1;
-        atomic_store(&w->slot->recycle, 1);
-        log_info("served %llu responses (max_requests): asking to be replaced",
-                 (unsigned long long)n);
-    }
-}
-
-int
-worker_draining(const struct worker *w)
-{
-    return w->draining;
-}
-
-struct access_log *
-worker_access_log(struct worker *w)
-{
-    return w->access;
-}
-
-struct evbuffer *
-worker_scratch(struct worker *w)
-{
-    return w->scratch;
-}
-
-struct event_base *
-worker_base(struct worker *w)
-{
-    return w->base;
-}
-
-const struct config *
-worker_config(const struct worker *w)
-{
-    return w->cfg;
-}
-
-struct db_pool *
-worker_db(struct worker *w)
-{
-    return w->db;
-}
-
-struct bcrypt_pool *
-worker_bcrypt(struct worker *w)
-{
-    return w->bcrypt;
-}
-
-const struct worker_slot *
-worker_slot(const struct worker *w)
-{
-    return w->slot;
-}
-
-struct cache *
-worker_cache(struct worker *w)
-{
-    return w->cache;
-}
-
-struct cache_sync *
-worker_cache_sync(struct worker *w)
-{
-    return w->sync;
-}
-
-int
-worker_index(const struct worker *w)
-{
-    return w->index;
+    exit_if_drained(arg);
 }
 
 /*
@@ -227,7 +108,7 @@ on_heartbeat(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    atomic_store_explicit(&w->slot->heartbeat_ms, scoreboard_now_ms(), memory_order_relaxed);
+    atomic_store_explicit(&w->env.slot->heartbeat_ms, scoreboard_now_ms(), memory_order_relaxed);
 }
 
 static void
@@ -311,8 +192,8 @@ on_drain_deadline(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     log_warning("graceful timeout: exiting with %lld request(s) still in flight",
-                (long long)w->in_flight);
-    event_base_loopbreak(w->base);
+                (long long)http_in_flight());
+    event_base_loopbreak(w->env.base);
 }
 
 /* Connections the kernel completed and no worker accepted yet, on any listener. */
@@ -364,16 +245,17 @@ on_accept_close(evutil_socket_t fd, short what, void *arg)
 static void
 drain(struct worker *w)
 {
-    struct timeval tv = {w->cfg->graceful_timeout, 0};
+    struct timeval tv = {w->env.cfg->graceful_timeout, 0};
 
     if (w->draining)
         return;
     w->draining = 1;
-    atomic_store(&w->slot->state, SLOT_DRAINING);
+    http_drain();
+    atomic_store(&w->env.slot->state, SLOT_DRAINING);
     event_active(w->accept_close, EV_TIMEOUT, 0);
     conn_drain();
-    log_info("draining: %lld request(s) in flight, %d connection(s) open", (long long)w->in_flight,
-             conn_count());
+    log_info("draining: %lld request(s) in flight, %d connection(s) open",
+             (long long)http_in_flight(), conn_count());
     event_add(w->drain_deadline, &tv);
     exit_if_drained(w);
 }
@@ -387,7 +269,7 @@ on_interrupt_wait(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     log_info("fast shutdown (SIGINT)");
-    event_base_loopbreak(w->base);
+    event_base_loopbreak(w->env.base);
 }
 
 static void
@@ -416,13 +298,13 @@ on_signal(evutil_socket_t sig, short what, void *arg)
         break;
     case SIGQUIT:
         log_info("fast shutdown");
-        event_base_loopbreak(w->base);
+        event_base_loopbreak(w->env.base);
         break;
     case SIGUSR1:
         if (log_reopen() < 0)
             log_warning("could not reopen the log: %s", strerror(errno));
-        if (access_log_reopen(w->access) < 0)
-            log_warning("could not reopen the access log %s: %s", w->cfg->access_log,
+        if (access_log_reopen(w->env.access) < 0)
+            log_warning("could not reopen the access log %s: %s", w->env.cfg->access_log,
                         strerror(errno));
         break;
     default:
@@ -437,7 +319,7 @@ setup_signals(struct worker *w)
     sigset_t none;
 
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-        w->signals[i] = evsignal_new(w->base, sigs[i], on_signal, w);
+        w->signals[i] = evsignal_new(w->env.base, sigs[i], on_signal, w);
         if (!w->signals[i] || event_add(w->signals[i], NULL) < 0)
             return -1;
     }
@@ -467,14 +349,30 @@ connection_cap(const struct config *c)
     return cap;
 }
 
+/*
+ * The responses after which this worker asks to be replaced: max_requests
+ * plus a random part of up to max_requests_jitter, which spreads the
+ * workers' replacements (gunicorn's); 0 for never.
+ */
+static uint64_t
+request_limit(const struct config *c)
+{
+    uint64_t x = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ (uint64_t)time(NULL);
+
+    if (c->max_requests <= 0)
+        return 0;
+    return (uint64_t)c->max_requests +
+           (c->max_requests_jitter ? (x >> 17) % ((uint64_t)c->max_requests_jitter + 1) : 0);
+}
+
 static int
 setup_http(struct worker *w, struct listener_set *ls)
 {
-    const struct config *c = w->cfg;
+    const struct config *c = w->env.cfg;
     struct evbuffer *reject;
 
-    w->http = evhttp_new(w->base);
-    if (!w->http || conn_init(w->base, connection_cap(c), c->header_timeout, c->idle_timeout,
+    w->http = evhttp_new(w->env.base);
+    if (!w->http || conn_init(w->env.base, connection_cap(c), c->header_timeout, c->idle_timeout,
                               c->send_timeout, on_conn_event, w) < 0)
         return -1;
     evhttp_set_bevcb(w->http, conn_bevcb, NULL);
@@ -494,7 +392,8 @@ setup_http(struct worker *w, struct listener_set *ls)
     evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                             EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
                                             EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-    evhttp_set_gencb(w->http, http_dispatch, w);
+    http_init(request_limit(c), on_http_settled, w);
+    evhttp_set_gencb(w->http, http_dispatch, &w->env);
 
     for (int i = 0; i < ls->n; i++) {
         struct listener *l = &ls->l[i];
@@ -508,8 +407,8 @@ setup_http(struct worker *w, struct listener_set *ls)
          * is ready (become_ready): what it accepted before could only get 503.
          */
         w->listener[i] = evconnlistener_new(
-            w->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_DISABLED,
-            0, fd);
+            w->env.base, NULL, NULL,
+            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_DISABLED, 0, fd);
         if (!w->listener[i])
             return -1;
         evconnlistener_set_error_cb(w->listener[i], on_accept_error);
@@ -537,9 +436,9 @@ become_ready(void *arg)
     evtimer_del(w->ready_wait);
     if (!w->draining && !w->at_cap)
         set_accepting(w, 1);
-    atomic_store(&w->slot->state, SLOT_READY);
+    atomic_store(&w->env.slot->state, SLOT_READY);
     log_debug("ready (generation %d, %d database connection(s) up)", w->generation,
-              db_pool_ready(w->db));
+              db_pool_ready(w->env.db));
 }
 
 static void
@@ -587,7 +486,7 @@ notify_options(const PQconninfoOption *opts)
 static int
 setup_services(struct worker *w)
 {
-    const struct config *c = w->cfg;
+    const struct config *c = w->env.cfg;
     const char *conninfo = c->db ? c->db : getenv("DATABASE_URL");
     char *err = NULL, *options = NULL;
     PQconninfoOption *opts;
@@ -606,29 +505,29 @@ setup_services(struct worker *w)
         return -1;
     }
     PQconninfoFree(opts);
-    w->db = db_pool_new(w->base, conninfo, options, c->pool, c->pool_queue, w->slot);
+    w->env.db = db_pool_new(w->env.base, conninfo, options, c->pool, c->pool_queue, w->env.slot);
     free(options);
-    w->bcrypt = bcrypt_pool_new(w->base, c->bcrypt_threads, c->bcrypt_cost);
-    if (!w->db || !w->bcrypt) {
+    w->env.bcrypt = bcrypt_pool_new(w->env.base, c->bcrypt_threads, c->bcrypt_cost);
+    if (!w->env.db || !w->env.bcrypt) {
         log_error("cannot create the database pool or the hashing threads");
         return -1;
     }
     if (c->access_log && strcmp(c->access_log, "off") != 0) {
         char why[512];
-        w->access = access_log_open(w->base, c->access_log, c->access_log_format, w->index, why,
-                                    sizeof(why));
-        if (!w->access) {
+        w->env.access = access_log_open(w->env.base, c->access_log, c->access_log_format,
+                                        w->env.index, why, sizeof(why));
+        if (!w->env.access) {
             log_error("%s", why);
             return -1;
         }
     }
     if (c->cache) {
-        w->cache = cache_new((size_t)c->cache_size, w->slot);
-        if (w->cache && c->cache_sync)
-            w->sync = cache_sync_new(w->base, conninfo, "conduitd cache", w->cache);
-        else if (w->cache)
-            cache_enable(w->cache, 1); /* a static deployment: nothing to listen for */
-        if (!w->cache || (c->cache_sync && !w->sync)) {
+        w->env.cache = cache_new((size_t)c->cache_size, w->env.slot);
+        if (w->env.cache && c->cache_sync)
+            w->env.sync = cache_sync_new(w->env.base, conninfo, "conduitd cache", w->env.cache);
+        else if (w->env.cache)
+            cache_enable(w->env.cache, 1); /* a static deployment: nothing to listen for */
+        if (!w->env.cache || (c->cache_sync && !w->env.sync)) {
             log_error("cannot create the cache");
             return -1;
         }
@@ -652,14 +551,14 @@ teardown(struct worker *w)
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, NULL);
     http_abort_all(); /* before the pools: a ctx's state may hold their jobs */
-    bcrypt_pool_free(w->bcrypt);
-    cache_sync_free(w->sync);
-    cache_free(w->cache);
-    db_pool_free(w->db);
+    bcrypt_pool_free(w->env.bcrypt);
+    cache_sync_free(w->env.sync);
+    cache_free(w->env.cache);
+    db_pool_free(w->env.db);
     w->tearing_down = 1;
     if (w->http)
-        evhttp_free(w->http);    /* closes every connection still open */
-    access_log_close(w->access); /* writes what is buffered */
+        evhttp_free(w->http);        /* closes every connection still open */
+    access_log_close(w->env.access); /* writes what is buffered */
     conn_shutdown();
     for (size_t i = 0; i < sizeof(w->signals) / sizeof(w->signals[0]); i++)
         if (w->signals[i])
@@ -676,10 +575,10 @@ teardown(struct worker *w)
         event_free(w->interrupt_wait);
     if (w->ready_wait)
         event_free(w->ready_wait);
-    if (w->scratch)
-        evbuffer_free(w->scratch);
-    if (w->base)
-        event_base_free(w->base);
+    if (w->env.scratch)
+        evbuffer_free(w->env.scratch);
+    if (w->env.base)
+        event_base_free(w->env.base);
 }
 
 void
@@ -694,22 +593,22 @@ worker_main(const struct worker_args *a)
     log_set_role(role);
     proctitle_set("conduitd: worker %d", a->index);
 
-    w->cfg = a->cfg;
-    w->index = a->index;
-    w->slot = &a->sb->slots[a->slot];
-    atomic_store(&w->slot->pid, (int)getpid());
-    atomic_store(&w->slot->heartbeat_ms, scoreboard_now_ms());
+    w->env.cfg = a->cfg;
+    w->env.index = a->index;
+    w->env.slot = &a->sb->slots[a->slot];
+    atomic_store(&w->env.slot->pid, (int)getpid());
+    atomic_store(&w->env.slot->heartbeat_ms, scoreboard_now_ms());
 
-    w->base = event_base_new();
-    w->scratch = evbuffer_new();
-    if (!w->base || !w->scratch)
+    w->env.base = event_base_new();
+    w->env.scratch = evbuffer_new();
+    if (!w->env.base || !w->env.scratch)
         fatal("cannot create the event loop");
-    w->heartbeat = event_new(w->base, -1, EV_PERSIST, on_heartbeat, w);
-    w->accept_retry = evtimer_new(w->base, on_accept_retry, w);
-    w->drain_deadline = evtimer_new(w->base, on_drain_deadline, w);
-    w->accept_close = evtimer_new(w->base, on_accept_close, w);
-    w->interrupt_wait = evtimer_new(w->base, on_interrupt_wait, w);
-    w->ready_wait = evtimer_new(w->base, on_ready_wait, w);
+    w->heartbeat = event_new(w->env.base, -1, EV_PERSIST, on_heartbeat, w);
+    w->accept_retry = evtimer_new(w->env.base, on_accept_retry, w);
+    w->drain_deadline = evtimer_new(w->env.base, on_drain_deadline, w);
+    w->accept_close = evtimer_new(w->env.base, on_accept_close, w);
+    w->interrupt_wait = evtimer_new(w->env.base, on_interrupt_wait, w);
+    w->ready_wait = evtimer_new(w->env.base, on_ready_wait, w);
     if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || !w->accept_close ||
         !w->interrupt_wait || !w->ready_wait || event_add(w->heartbeat, &hb) < 0 ||
         setup_signals(w) < 0)
@@ -726,25 +625,17 @@ worker_main(const struct worker_args *a)
     }
 
     w->generation = a->generation;
-    if (w->cfg->max_requests > 0) {
-        /* The jitter spreads the workers' replacements (gunicorn's max_requests_jitter). */
-        uint64_t x = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ (uint64_t)time(NULL);
-        w->max_requests =
-            (uint64_t)w->cfg->max_requests +
-            (w->cfg->max_requests_jitter ? (x >> 17) % ((uint64_t)w->cfg->max_requests_jitter + 1)
-                                         : 0);
-    }
     {
         struct timeval tv = {READY_WAIT_MS / 1000, (READY_WAIT_MS % 1000) * 1000};
         evtimer_add(w->ready_wait, &tv);
     }
-    db_pool_on_settled(w->db, become_ready, w);
-    if (event_base_dispatch(w->base) < 0)
+    db_pool_on_settled(w->env.db, become_ready, w);
+    if (event_base_dispatch(w->env.base) < 0)
         status = 1;
     /* The count lets a load generator check its own against the server's. */
     log_info("exiting after %llu response(s), %llu with a 5xx status",
-             (unsigned long long)atomic_load(&w->slot->requests),
-             (unsigned long long)atomic_load(&w->slot->errors));
+             (unsigned long long)atomic_load(&w->env.slot->requests),
+             (unsigned long long)atomic_load(&w->env.slot->errors));
     teardown(w);
     exit(status);
 }

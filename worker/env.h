@@ -1,0 +1,39 @@
+/*
+ * env: what the request layer (http.c) and the handlers are given of
+ * their worker, in one struct passed as evhttp's callback argument and
+ * reached from every request as c->env.  A handler takes its pool, its
+ * hashing threads, its cache and its scratch buffer from here, never from
+ * the module that owns the loop (worker.c), which fills this in after the
+ * fork and keeps it for the worker's life.
+ *
+ * The scratch buffer is the one evbuffer every reply is written into:
+ * evhttp_send_reply() moves its bytes out, so it is empty again whenever a
+ * handler's code runs (the loop runs one callback at a time).
+ */
+#ifndef CONDUITD_ENV_H
+#define CONDUITD_ENV_H
+
+struct access_log;
+struct bcrypt_pool;
+struct cache;
+struct cache_sync;
+struct config;
+struct db_pool;
+struct evbuffer;
+struct event_base;
+struct worker_slot;
+
+struct env {
+    const struct config *cfg;
+    struct event_base *base;
+    struct db_pool *db;
+    struct bcrypt_pool *bcrypt;
+    struct cache *cache;       /* NULL with cache = off */
+    struct cache_sync *sync;   /* NULL unless cache and cache_sync are on */
+    struct access_log *access; /* NULL with access_log = off */
+    struct evbuffer *scratch;
+    struct worker_slot *slot; /* this worker's scoreboard slot: its counters */
+    int index;                /* the worker's number, as /healthz reports it */
+};
+
+#endif
