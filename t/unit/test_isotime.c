@@ -3,7 +3,7 @@
  * Python's datetime (microseconds since 2000-01-01 UTC) and date -u; the
  * sweep compares against gmtime_r(), which does its own calendar arithmetic.
  */
-#include "common/isotime.h"
+#include "worker/isotime.h"
 
 #include <check.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * value, and that every string comes out as JSON another parser (cJSON)
  * reads back to the intended text.
  */
-#include "common/json_out.h"
-#include "common/utf8.h"
+#include "worker/json_out.h"
+#include "worker/utf8.h"
 
 #include <check.h>
 #include <cjson/cJSON.h>

@@ -4,7 +4,7 @@
  * against a reference decoder written the other way round: decode the bits,
  * then check the value, where utf8.c narrows byte ranges instead.
  */
-#include "common/utf8.h"
+#include "worker/utf8.h"
 
 #include <check.h>
 #include <cjson/cJSON.h>

@@ -8,9 +8,9 @@
  */
 #include "config.h"
 
-#include "common/json_out.h"
+#include "worker/json_out.h"
 
-#include "common/utf8.h"
+#include "worker/utf8.h"
 
 #include <event2/buffer.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  */
 #include "config.h"
 
-#include "common/isotime.h"
+#include "worker/isotime.h"
 
 #define MS_PER_DAY INT64_C(86400000)
 /* 2000-01-01 (the PostgreSQL epoch) minus 1970-01-01, in milliseconds. */

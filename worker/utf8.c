@@ -5,7 +5,7 @@
  */
 #include "config.h"
 
-#include "common/utf8.h"
+#include "worker/utf8.h"
 
 size_t
 json_utf8_seq_len(const unsigned char *s, size_t n)
