@@ -184,7 +184,7 @@ START_TEST(test_every_byte_is_valid_json)
     /*
      * All 256 byte values in a row, then pairs: whatever comes in, the
      * output parses and is strict UTF-8 without a raw NUL (cJSON itself
-     * does not check UTF-8; utf8.c has its own tests in test_utf8).
+     * does not check UTF-8; utf8.c has its own tests in test_worker_utf8).
      */
     char all[256];
     char *text;
