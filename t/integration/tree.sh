@@ -1,12 +1,13 @@
 #!/bin/sh
 # The source tree keeps its own rules: every C file includes autoconf's
 # config.h first (and no other header of that name exists to be taken for
-# it: quoted includes look in the including file's folder first), and
-# nothing in the repository points to documents outside it.
+# it: quoted includes look in the including file's folder first),
+# nothing in the repository points to documents outside it or to the
+# folders of the machine a result was measured on.
 . "$top_srcdir/t/lib.sh"
 
 cd "$top_srcdir" || bail "no source tree"
-files=$(find common master worker bench seed sql -name '*.c' ! -path '*/results/*' | sort)
+files=$(find common master worker bench seed sql -name '*.c' | sort)
 [ -n "$files" ] || bail "no C files found under $top_srcdir"
 bad=
 for f in $files; do
@@ -23,4 +24,10 @@ refs=$(grep -rIl -e '\.\./shared' -e '/work/shared' -e 'DESIGN\.md' -e 'PITFALLS
     --exclude-dir=autom4te.cache \
     --exclude=tree.sh . 2>/dev/null | sort | tr '\n' ' ')
 is "nothing points to documents outside the repository" "${refs:-none}" none
+# Measured results and their scripts name paths from the top of the tree,
+# never the folders of the machine they ran on.
+abs=$(grep -rIl -e '/work/' -e '/home/' --exclude-dir=.git --exclude-dir='build*' \
+    --exclude-dir='_build' --exclude-dir=autom4te.cache --exclude=.git --exclude=tree.sh . 2>/dev/null |
+    sort | tr '\n' ' ')
+is "no absolute path of a build machine in the tree" "${abs:-none}" none
 done_testing

@@ -1,7 +1,8 @@
 #!/bin/sh
 # autovacuum settings off (defaults) against on, each from a freshly vacuumed state, 240 s holds
-cd /work/main
-P="host=/work/main/var/pg/run port=54329 user=postgres dbname=conduit"
+# Run from anywhere: the commands below use paths from the top of the tree.
+cd "$(dirname "$0")/../../../.." || exit 1
+P="host=$PWD/var/pg/run port=54329 user=postgres dbname=conduit"
 for mode in default tuned; do
     if [ $mode = tuned ]; then
         psql "$P" -qc "ALTER TABLE articles SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_insert_scale_factor = 0.01)" \
