@@ -73,13 +73,11 @@ START_TEST(test_limits)
 }
 END_TEST
 
-int
-main(void)
+static Suite *
+password_suite(void)
 {
     Suite *s = suite_create("password");
     TCase *tc = tcase_create("core");
-    SRunner *sr;
-    int failed;
 
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_hash_and_verify);
@@ -88,9 +86,8 @@ main(void)
     tcase_add_test(tc, test_known_vector);
     tcase_add_test(tc, test_limits);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return s;
 }
+
+#include "t/unit/check_main.h"
+CHECK_MAIN(password_suite)
