@@ -3,7 +3,8 @@
 # config.h first (and no other header of that name exists to be taken for
 # it: quoted includes look in the including file's folder first),
 # nothing in the repository points to documents outside it or to the
-# folders of the machine a result was measured on.
+# folders of the machine a result was measured on, and no header includes
+# itself through others.
 . "$top_srcdir/t/lib.sh"
 
 cd "$top_srcdir" || bail "no source tree"
@@ -30,4 +31,17 @@ abs=$(grep -rIl -e '/work/' -e '/home/' --exclude-dir=.git --exclude-dir='build*
     --exclude-dir='_build' --exclude-dir=autom4te.cache --exclude=.git --exclude=tree.sh . 2>/dev/null |
     sort | tr '\n' ' ')
 is "no absolute path of a build machine in the tree" "${abs:-none}" none
+# The include graph has no cycle: tsort(1) names any loop among the edges
+# "file header" of every quoted #include (a header is found from the top of
+# the tree, else beside the file; generated headers are not in the tree).
+find common master worker bench seed sql t -name '*.[ch]' | sort | while read -r f; do
+    sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f" | while read -r h; do
+        if [ -f "$h" ]; then echo "$f $h"; elif [ -f "$(dirname "$f")/$h" ]; then
+            echo "$f $(dirname "$f")/$h"
+        fi
+    done
+done >"$T/includes"
+check "the include graph was read" [ "$(wc -l <"$T/includes")" -gt 100 ]
+loops=$(tsort "$T/includes" 2>&1 >/dev/null | tr '\n' ' ')
+is "the include graph has no cycle" "${loops:-none}" none
 done_testing
