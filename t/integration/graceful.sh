@@ -124,7 +124,7 @@ conduitd_start -w 2
 victim=$(worker_pids | head -n 1)
 kill -INT "$victim"
 check "a worker sent SIGINT alone stops" wait_for 5 sh -c "! kill -0 $victim 2>/dev/null"
-check "and is replaced" wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 2 ]"
+check "and is replaced" wait_for 5 workers_are 2
 check "the master says it did not ask" grep -q "pid $victim) stopped, though the master did not ask" "$T/conduitd.log"
 stop_pid "$CONDUITD_PID"
 CONDUITD_PID=
