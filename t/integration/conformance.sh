@@ -804,16 +804,24 @@ http GET /healthz
 is "the server is still up after the big bodies" "$STATUS" 200
 
 # ============================================================ race
+# register_at_once N OUT USERNAME EMAIL: N registrations sent together
+# (USERNAME and EMAIL are printf formats given the attempt's number); their
+# statuses, one a line, in $T/OUT.
+register_at_once() {
+    _pids=
+    for _i in $(seq 1 "$1"); do
+        _u=$(printf "$3" "$_i") _e=$(printf "$4" "$_i")
+        curl -s -o /dev/null -w '%{http_code}\n' --max-time 20 -X POST -H 'Content-Type: application/json' \
+            --data-binary "{\"user\":{\"username\":\"$_u\",\"email\":\"$_e\",\"password\":\"pw\"}}" \
+            "$BASE/api/users" >"$T/$2.$_i" 2>/dev/null &
+        _pids="$_pids $!"
+    done
+    wait $_pids
+    cat "$T/$2".* >"$T/$2"
+}
+
 note "concurrent registration of one username"
-pids=
-for i in $(seq 1 20); do
-    curl -s -o /dev/null -w '%{http_code}\n' --max-time 20 -X POST -H 'Content-Type: application/json' \
-        --data-binary "{\"user\":{\"username\":\"racer\",\"email\":\"racer$i@example.io\",\"password\":\"pw\"}}" \
-        "$BASE/api/users" >"$T/race.$i" 2>/dev/null &
-    pids="$pids $!"
-done
-wait $pids
-cat "$T"/race.* >"$T/race"
+register_at_once 20 race racer 'racer%d@example.io'
 n201=$(grep -c '^201$' "$T/race")
 n409=$(grep -c '^409$' "$T/race")
 n5xx=$(grep -c '^5' "$T/race")
@@ -823,15 +831,7 @@ is "parallel registration: the other 19 get 409" "$n409" 19
 is "parallel registration: no 5xx" "$n5xx" 0
 call - GET /api/profiles/racer
 st "the racer exists once" 200
-pids=
-for i in $(seq 1 10); do
-    curl -s -o /dev/null -w '%{http_code}\n' --max-time 20 -X POST -H 'Content-Type: application/json' \
-        --data-binary "{\"user\":{\"username\":\"mailer$i\",\"email\":\"same@example.io\",\"password\":\"pw\"}}" \
-        "$BASE/api/users" >"$T/mrace.$i" 2>/dev/null &
-    pids="$pids $!"
-done
-wait $pids
-cat "$T"/mrace.* >"$T/mrace"
+register_at_once 10 mrace 'mailer%d' same@example.io
 note "10 parallel registrations of one email: $(sort "$T/mrace" | uniq -c | tr '\n' ' ')"
 is "parallel registration of one email: one 201, nine 409" \
     "$(grep -c '^201$' "$T/mrace") $(grep -c '^409$' "$T/mrace")" "1 9"
