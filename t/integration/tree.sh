@@ -44,4 +44,10 @@ done >"$T/includes"
 check "the include graph was read" [ "$(wc -l <"$T/includes")" -gt 100 ]
 loops=$(tsort "$T/includes" 2>&1 >/dev/null | tr '\n' ' ')
 is "the include graph has no cycle" "${loops:-none}" none
+# The README's Layout names every folder at the top of the tree, and no
+# folder that is not there.
+layout=$(sed -n '/^## Layout/,/^## /p' README.md | sed -n 's|^\([.a-z]*\)/ .*|\1|p' | sort)
+folders=$(find . -mindepth 1 -maxdepth 1 -type d ! -name .git ! -name 'build*' ! -name _build ! -name _inst \
+    ! -name autom4te.cache ! -name build-aux ! -name var ! -name 'conduitd-*' | sed 's|^\./||' | sort)
+is "the README's Layout names the top folders" "$(echo $layout)" "$(echo $folders)"
 done_testing
