@@ -21,6 +21,7 @@
 #include "bench/modes.h"
 #include "bench/report.h"
 #include "bench/req.h"
+#include "sql/direct.h"
 #include "sql/queries.h"
 
 struct pgc;
@@ -178,7 +179,7 @@ on_io(evutil_socket_t fd, short what, void *arg)
 static pid_t
 postmaster_of(PGconn *pg)
 {
-    PGresult *res = PQexec(pg, "SELECT pg_backend_pid()");
+    PGresult *res = PQexec(pg, sql_direct[SQL_DIRECT_CEILING_BACKEND_PID].text);
     char path[64], buf[512], *p;
     int backend = 0, ppid = 0;
     FILE *f;
@@ -202,7 +203,7 @@ postmaster_of(PGconn *pg)
 static int
 seeded_cost(PGconn *pg)
 {
-    PGresult *res = PQexec(pg, "SELECT password_hash FROM users ORDER BY id LIMIT 1");
+    PGresult *res = PQexec(pg, sql_direct[SQL_DIRECT_CEILING_SEEDED_HASH].text);
     int cost = 0;
 
     if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)

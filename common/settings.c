@@ -118,11 +118,8 @@ config_flag_name(const struct config_key *k, char *buf, size_t len)
     return buf;
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
+void
+config_seterr(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -205,7 +202,7 @@ config_set(struct config *c, const char *key, const char *value, int replace, ch
 {
     const struct config_key *k = config_find(key);
     if (k == NULL) {
-        seterr(err, errlen, "unknown key \"%s\"", key);
+        config_seterr(err, errlen, "unknown key \"%s\"", key);
         return -1;
     }
     long n;
@@ -219,26 +216,27 @@ config_set(struct config *c, const char *key, const char *value, int replace, ch
         __attribute__((fallthrough));
     case CONFIG_INT:
         if (parse_long(value, &n) < 0) {
-            seterr(err, errlen, "%s: \"%s\" is not a whole number", key, value);
+            config_seterr(err, errlen, "%s: \"%s\" is not a whole number", key, value);
             return -1;
         }
         if (n < k->min || n > k->max) {
-            seterr(err, errlen, "%s: %ld is out of range (%ld to %ld)", key, n, k->min, k->max);
+            config_seterr(err, errlen, "%s: %ld is out of range (%ld to %ld)", key, n, k->min,
+                          k->max);
             return -1;
         }
         *FIELD(c, k, int) = (int)n;
         return 0;
     case CONFIG_BOOL:
         if (parse_bool(value, FIELD(c, k, int)) < 0) {
-            seterr(err, errlen, "%s: \"%s\" is not yes or no", key, value);
+            config_seterr(err, errlen, "%s: \"%s\" is not yes or no", key, value);
             return -1;
         }
         return 0;
     case CONFIG_LOGLEVEL: {
         int level = log_level_parse(value);
         if (level < 0) {
-            seterr(err, errlen, "%s: \"%s\" is not debug, info, notice, warning or error", key,
-                   value);
+            config_seterr(err, errlen, "%s: \"%s\" is not debug, info, notice, warning or error",
+                          key, value);
             return -1;
         }
         *FIELD(c, k, int) = level;
@@ -248,7 +246,7 @@ config_set(struct config *c, const char *key, const char *value, int replace, ch
         char **slot = FIELD(c, k, char *);
         char *copy = strdup(value);
         if (copy == NULL) {
-            seterr(err, errlen, "out of memory");
+            config_seterr(err, errlen, "out of memory");
             return -1;
         }
         free(*slot);
@@ -257,7 +255,7 @@ config_set(struct config *c, const char *key, const char *value, int replace, ch
     }
     case CONFIG_LIST:
         if (!valid_address(value)) {
-            seterr(err, errlen, "%s: \"%s\" is not HOST:PORT", key, value);
+            config_seterr(err, errlen, "%s: \"%s\" is not HOST:PORT", key, value);
             return -1;
         }
         if (replace || c->listen_default)
@@ -272,22 +270,22 @@ config_set(struct config *c, const char *key, const char *value, int replace, ch
             long port;
             if (parse_long(strrchr(value, ':') + 1, &port) == 0 && port != 0 &&
                 strcmp(c->listen[i], value) == 0) {
-                seterr(err, errlen, "%s: \"%s\" is given twice", key, value);
+                config_seterr(err, errlen, "%s: \"%s\" is given twice", key, value);
                 return -1;
             }
         }
         if (c->nlisten >= CONFIG_MAX_LISTEN) {
-            seterr(err, errlen, "%s: more than %d addresses", key, CONFIG_MAX_LISTEN);
+            config_seterr(err, errlen, "%s: more than %d addresses", key, CONFIG_MAX_LISTEN);
             return -1;
         }
         if ((c->listen[c->nlisten] = strdup(value)) == NULL) {
-            seterr(err, errlen, "out of memory");
+            config_seterr(err, errlen, "out of memory");
             return -1;
         }
         c->nlisten++;
         return 0;
     }
-    seterr(err, errlen, "%s: unhandled type", key);
+    config_seterr(err, errlen, "%s: unhandled type", key);
     return -1;
 }
 
@@ -384,14 +382,14 @@ parse_line(struct config *c, char *line, char *err, size_t errlen)
         return 0;
     char *eq = strchr(s, '=');
     if (eq == NULL) {
-        seterr(err, errlen, "expected key = value, found \"%.40s\"", s);
+        config_seterr(err, errlen, "expected key = value, found \"%.40s\"", s);
         return -1;
     }
     *eq = '\0';
     char *key = trim(s);
     char *value = trim(eq + 1);
     if (*key == '\0') {
-        seterr(err, errlen, "missing key before '='");
+        config_seterr(err, errlen, "missing key before '='");
         return -1;
     }
     if (*value == '"') {
@@ -399,9 +397,9 @@ parse_line(struct config *c, char *line, char *err, size_t errlen)
         while (close != NULL && !rest_is_blank(close + 1))
             close = strchr(close + 1, '"');
         if (close == NULL) {
-            seterr(err, errlen, "%s: %s", key,
-                   strchr(value + 1, '"') ? "text after the closing quote"
-                                          : "unterminated quoted value");
+            config_seterr(err, errlen, "%s: %s", key,
+                          strchr(value + 1, '"') ? "text after the closing quote"
+                                                 : "unterminated quoted value");
             return -1;
         }
         *close = '\0';
@@ -416,7 +414,7 @@ parse_line(struct config *c, char *line, char *err, size_t errlen)
         value = trim(value);
     }
     if (*value == '\0') {
-        seterr(err, errlen, "%s: empty value", key);
+        config_seterr(err, errlen, "%s: empty value", key);
         return -1;
     }
     return config_set(c, key, value, 0, err, errlen);
@@ -433,18 +431,18 @@ config_load_text(struct config *c, const char *name, const char *text, char *err
         lineno++;
         char line[4096];
         if (len >= sizeof(line)) {
-            seterr(err, errlen, "%s:%d: line too long", name, lineno);
+            config_seterr(err, errlen, "%s:%d: line too long", name, lineno);
             return -1;
         }
         memcpy(line, p, len);
         line[len] = '\0';
         if (memchr(p, '\0', len) != NULL || strlen(line) != len) {
-            seterr(err, errlen, "%s:%d: NUL byte in line", name, lineno);
+            config_seterr(err, errlen, "%s:%d: NUL byte in line", name, lineno);
             return -1;
         }
         char reason[CONFIG_ERR_LEN];
         if (parse_line(c, line, reason, sizeof(reason)) < 0) {
-            seterr(err, errlen, "%s:%d: %s", name, lineno, reason);
+            config_seterr(err, errlen, "%s:%d: %s", name, lineno, reason);
             return -1;
         }
         p += len;
@@ -459,7 +457,7 @@ config_load_file(struct config *c, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (f == NULL) {
-        seterr(err, errlen, "%s: %s", path, strerror(errno));
+        config_seterr(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
     /* Config files are small; a megabyte is a mistake, not a config. */
@@ -470,12 +468,12 @@ config_load_file(struct config *c, const char *path, char *err, size_t errlen)
         if (len + 4096 + 1 > cap) {
             cap = cap ? cap * 2 : 8192;
             if (cap > (1u << 20)) {
-                seterr(err, errlen, "%s: larger than 1 MiB", path);
+                config_seterr(err, errlen, "%s: larger than 1 MiB", path);
                 goto out;
             }
             char *grown = realloc(text, cap);
             if (grown == NULL) {
-                seterr(err, errlen, "%s: out of memory", path);
+                config_seterr(err, errlen, "%s: out of memory", path);
                 goto out;
             }
             text = grown;
@@ -486,7 +484,7 @@ config_load_file(struct config *c, const char *path, char *err, size_t errlen)
             break;
     }
     if (ferror(f)) {
-        seterr(err, errlen, "%s: read error", path);
+        config_seterr(err, errlen, "%s: read error", path);
         goto out;
     }
     text[len] = '\0';
@@ -495,7 +493,7 @@ config_load_file(struct config *c, const char *path, char *err, size_t errlen)
         int lineno = 1;
         for (size_t i = 0; i < len && text[i] != '\0'; i++)
             lineno += text[i] == '\n';
-        seterr(err, errlen, "%s:%d: NUL byte in line", path, lineno);
+        config_seterr(err, errlen, "%s:%d: NUL byte in line", path, lineno);
         goto out;
     }
     rc = config_load_text(c, path, text, err, errlen);
@@ -509,30 +507,30 @@ int
 config_validate(const struct config *c, char *err, size_t errlen)
 {
     if (c->group != NULL && c->user == NULL) {
-        seterr(err, errlen, "group is set but user is not");
+        config_seterr(err, errlen, "group is set but user is not");
         return -1;
     }
     if (!c->dev) {
         if (c->jwt_secret == NULL) {
-            seterr(err, errlen,
-                   "no jwt_secret: set it in the config file or CONDUITD_JWT_SECRET "
-                   "(or use --dev for a development secret)");
+            config_seterr(err, errlen,
+                          "no jwt_secret: set it in the config file or CONDUITD_JWT_SECRET "
+                          "(or use --dev for a development secret)");
             return -1;
         }
     }
     if (c->jwt_secret != NULL && strlen(c->jwt_secret) < JWT_SECRET_MIN) {
-        seterr(err, errlen, "jwt_secret is shorter than %d bytes", JWT_SECRET_MIN);
+        config_seterr(err, errlen, "jwt_secret is shorter than %d bytes", JWT_SECRET_MIN);
         return -1;
     }
     if (c->access_log_format && strcmp(c->access_log_format, "combined") != 0 &&
         strcmp(c->access_log_format, "json") != 0) {
-        seterr(err, errlen, "access_log_format must be combined or json, not \"%s\"",
-               c->access_log_format);
+        config_seterr(err, errlen, "access_log_format must be combined or json, not \"%s\"",
+                      c->access_log_format);
         return -1;
     }
     const char *why = cors_check_list(c->cors_origin);
     if (why) {
-        seterr(err, errlen, "cors_origin \"%s\": %s", c->cors_origin, why);
+        config_seterr(err, errlen, "cors_origin \"%s\": %s", c->cors_origin, why);
         return -1;
     }
     return 0;

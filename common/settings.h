@@ -107,6 +107,11 @@ extern const size_t config_nkeys;
 
 const struct config_key *config_find(const char *name);
 
+/* Formats a reason into err (errlen bytes; nothing when err is NULL), for
+ * the functions here and the master's options that answer -1 with one. */
+void config_seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Fills in every default. */
 void config_init(struct config *c);
 void config_free(struct config *c);

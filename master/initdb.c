@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "master/initdb.h"
+#include "sql/direct.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,9 @@ static int
 schema_version(PGconn *pg)
 {
     /* Two steps: a query naming a missing table fails when it is planned. */
-    PGresult *r = PQexec(pg, "SELECT to_regclass('schema_version') IS NOT NULL");
+    const char *table[1] = {"schema_version"};
+    PGresult *r =
+        PQexecParams(pg, sql_direct[SQL_DIRECT_RELATION_EXISTS].text, 1, NULL, table, NULL, NULL, 0);
     int v = -2;
 
     if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
@@ -26,7 +29,7 @@ schema_version(PGconn *pg)
     PQclear(r);
     if (v != 0)
         return v;
-    r = PQexec(pg, "SELECT coalesce(max(version), 0) FROM schema_version");
+    r = PQexec(pg, sql_direct[SQL_DIRECT_SCHEMA_VERSION_APPLIED].text);
     v = -2;
     if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
         v = atoi(PQgetvalue(r, 0, 0));

@@ -77,18 +77,6 @@ key_of_option(int c)
     return NULL;
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static int
 set_string(char **slot, const char *value)
 {
@@ -121,7 +109,8 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
             continue;
         case 's':
             if (options_signal_number(optarg) < 0) {
-                seterr(err, errlen, "-s takes reload, stop, quit or reopen, not \"%s\"", optarg);
+                config_seterr(err, errlen, "-s takes reload, stop, quit or reopen, not \"%s\"",
+                              optarg);
                 return -1;
             }
             o->action = OPTIONS_SIGNAL;
@@ -138,7 +127,7 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
             o->action = OPTIONS_INIT_DB;
             continue;
         case ':':
-            seterr(err, errlen, "option %s needs a value", argv[optind - 1]);
+            config_seterr(err, errlen, "option %s needs a value", argv[optind - 1]);
             return -1;
         case '?': {
             /*
@@ -148,21 +137,22 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
              */
             const char *arg = argv[optind - 1];
             if (strncmp(arg, "--", 2) != 0)
-                seterr(err, errlen, "unknown option -%c", optopt);
+                config_seterr(err, errlen, "unknown option -%c", optopt);
             else if (optopt != 0)
-                seterr(err, errlen, "option %.*s takes no value", (int)strcspn(arg, "="), arg);
+                config_seterr(err, errlen, "option %.*s takes no value", (int)strcspn(arg, "="),
+                              arg);
             else
-                seterr(err, errlen, "unknown option %s", arg);
+                config_seterr(err, errlen, "unknown option %s", arg);
             return -1;
         }
         }
         const struct config_key *k = key_of_option(c);
         if (k == NULL) {
-            seterr(err, errlen, "unhandled option");
+            config_seterr(err, errlen, "unhandled option");
             return -1;
         }
         if (o->noverrides >= OPTIONS_MAX_OVERRIDES) {
-            seterr(err, errlen, "too many options");
+            config_seterr(err, errlen, "too many options");
             return -1;
         }
         o->overrides[o->noverrides].key = k->name;
@@ -172,12 +162,12 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
         o->noverrides++;
     }
     if (optind < argc) {
-        seterr(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+        config_seterr(err, errlen, "unexpected argument \"%s\"", argv[optind]);
         return -1;
     }
     return 0;
 oom:
-    seterr(err, errlen, "out of memory");
+    config_seterr(err, errlen, "out of memory");
     return -1;
 }
 
@@ -204,10 +194,10 @@ secret_file_exposed(const char *path, char *err, size_t errlen)
 
     if (stat(path, &st) < 0 || !(st.st_mode & (S_IROTH | S_IWOTH)))
         return 0;
-    seterr(err, errlen,
-           "%s holds jwt_secret and is %s by every user: chmod o-rwx %s (or move the "
-           "secret to CONDUITD_JWT_SECRET)",
-           path, st.st_mode & S_IROTH ? "readable" : "writable", path);
+    config_seterr(err, errlen,
+                  "%s holds jwt_secret and is %s by every user: chmod o-rwx %s (or move the "
+                  "secret to CONDUITD_JWT_SECRET)",
+                  path, st.st_mode & S_IROTH ? "readable" : "writable", path);
     return -1;
 }
 
@@ -231,12 +221,12 @@ options_resolve(const struct options *o, struct config *out, char *err, size_t e
      */
     if (secret != NULL && *secret != '\0' && o->action != OPTIONS_SIGNAL &&
         strlen(secret) < JWT_SECRET_MIN) {
-        seterr(err, errlen, "CONDUITD_JWT_SECRET is shorter than %d bytes", JWT_SECRET_MIN);
+        config_seterr(err, errlen, "CONDUITD_JWT_SECRET is shorter than %d bytes", JWT_SECRET_MIN);
         goto fail;
     }
     if (secret != NULL && *secret != '\0' &&
         config_set(&c, "jwt_secret", secret, 0, reason, sizeof(reason)) < 0) {
-        seterr(err, errlen, "CONDUITD_JWT_SECRET: %s", reason);
+        config_seterr(err, errlen, "CONDUITD_JWT_SECRET: %s", reason);
         goto fail;
     }
 
@@ -251,23 +241,23 @@ options_resolve(const struct options *o, struct config *out, char *err, size_t e
         if (k->type == CONFIG_LIST)
             listen_seen = 1;
         if (config_set(&c, k->name, o->overrides[i].value, replace, reason, sizeof(reason)) < 0) {
-            seterr(err, errlen, "command line: %s", reason);
+            config_seterr(err, errlen, "command line: %s", reason);
             goto fail;
         }
     }
 
     if (c.dev && c.jwt_secret == NULL &&
         config_set(&c, "jwt_secret", CONFIG_DEV_JWT_SECRET, 0, reason, sizeof(reason)) < 0) {
-        seterr(err, errlen, "%s", reason);
+        config_seterr(err, errlen, "%s", reason);
         goto fail;
     }
 
     /* -s only needs the pidfile: a missing secret must not stop "-s stop". */
     if (o->action != OPTIONS_SIGNAL && config_validate(&c, reason, sizeof(reason)) < 0) {
         if (o->config_file != NULL)
-            seterr(err, errlen, "%s: %s", o->config_file, reason);
+            config_seterr(err, errlen, "%s: %s", o->config_file, reason);
         else
-            seterr(err, errlen, "%s", reason);
+            config_seterr(err, errlen, "%s", reason);
         goto fail;
     }
     *out = c;

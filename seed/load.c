@@ -19,24 +19,12 @@
 #include "seed/parts.h"
 #include "seed/progress.h"
 #include "seed/tables.h"
+#include "sql/direct.h"
 
 extern const char schema_sql[];
 
-/*
- * Session settings for the load: nothing waits for the WAL flush at the
- * commit, and the index builds and the recount's aggregates get memory
- * enough to sort and hash in one pass.
- */
-static const char session_sql[] = "SET synchronous_commit = off;"
-                                  "SET maintenance_work_mem = '1GB';"
-                                  "SET work_mem = '256MB'";
-
-/*
- * Bodies over ~2 kB are compressed as they are stored: lz4 does it several
- * times faster than the default pglz (it halves the articles stage).  A
- * server built without lz4 refuses the setting; then pglz it is.
- */
-static const char lz4_sql[] = "SET default_toast_compression = lz4";
+/* The statements of sql/direct.sql, by name. */
+#define SQL(name) (sql_direct[SQL_DIRECT_##name].text)
 
 struct run {
     const struct seed_options *o;
@@ -103,7 +91,7 @@ relation_exists(struct run *r, const char *name)
 {
     const char *params[1] = {name};
     PGresult *res =
-        PQexecParams(r->pg, "SELECT to_regclass($1) IS NOT NULL", 1, NULL, params, NULL, NULL, 0);
+        PQexecParams(r->pg, SQL(RELATION_EXISTS), 1, NULL, params, NULL, NULL, 0);
     int v = -1;
 
     if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
@@ -172,7 +160,7 @@ clear_way(struct run *r)
         return SEED_EXIT_REFUSED;
     }
     /* The cascades' notices list every foreign key: not worth a screen. */
-    if (exec(r, "SET LOCAL client_min_messages = warning") < 0)
+    if (exec(r, SQL(SEED_NOTICES_OFF)) < 0)
         return -1;
     for (int i = 0; i < r->parts.ntables; i++) {
         snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s CASCADE", r->parts.tables[i]);
@@ -184,7 +172,7 @@ clear_way(struct run *r)
         if (exec(r, sql) < 0)
             return -1;
     }
-    return exec(r, "SET LOCAL client_min_messages = notice");
+    return exec(r, SQL(SEED_NOTICES_ON));
 }
 
 /*
@@ -232,18 +220,19 @@ exec_timed(struct run *r, const char *sql)
 static int
 stripes(struct run *r)
 {
-    char sql[1024];
-    size_t n =
-        (size_t)snprintf(sql, sizeof(sql), "UPDATE article_count_stripes SET n = CASE stripe");
+    char articles[24];
+    const char *params[1] = {articles};
+    PGresult *res;
+    int rc = 0;
 
-    for (int64_t s = 0; s < 16; s++) {
-        /* Ids 1..articles with id % 16 == s. */
-        int64_t k = r->m.d.articles / 16 + (s >= 1 && s <= r->m.d.articles % 16);
-        n += (size_t)snprintf(sql + n, sizeof(sql) - n, " WHEN %lld THEN %lld", (long long)s,
-                              (long long)k);
+    snprintf(articles, sizeof(articles), "%lld", (long long)r->m.d.articles);
+    res = PQexecParams(r->pg, SQL(SEED_STRIPES), 1, NULL, params, NULL, NULL, 0);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+        snprintf(r->err, sizeof(r->err), "%s", PQresultErrorMessage(res));
+        rc = -1;
     }
-    snprintf(sql + n, sizeof(sql) - n, " END");
-    return exec(r, sql);
+    PQclear(res);
+    return rc;
 }
 
 static void
@@ -303,7 +292,7 @@ load(struct run *r)
     }
     r->committed = 1;
     progress_begin(&r->p, "vacuum (analyze)", -1);
-    if (exec_timed(r, "VACUUM (ANALYZE)") < 0)
+    if (exec_timed(r, SQL(SEED_VACUUM)) < 0)
         return -1;
     progress_end(&r->p, 0);
     return 0;
@@ -333,8 +322,7 @@ summary(struct run *r)
         printf("  %-14s %12lld\n", tables[i].name, scalar(r, sql));
     }
     printf("  database size  %.2f GB (%lld bytes)\n",
-           (double)scalar(r, "SELECT pg_database_size(current_database())") / 1e9,
-           scalar(r, "SELECT pg_database_size(current_database())"));
+           (double)scalar(r, SQL(SEED_DATABASE_SIZE)) / 1e9, scalar(r, SQL(SEED_DATABASE_SIZE)));
     printf("  most followed user %lld followers, most favorited article %lld favorites, "
            "most commented article %lld comments\n",
            (long long)top_fol, (long long)top_fav, (long long)top_com);
@@ -373,10 +361,10 @@ load_run(const struct seed_options *o)
         goto out;
     }
     PQsetNoticeReceiver(r->pg, on_notice, &r->p);
-    if (exec(r, session_sql) < 0)
+    if (exec(r, SQL(SEED_SESSION)) < 0)
         goto failed;
-    exec(r, lz4_sql);
-    if (exec(r, "BEGIN") < 0)
+    exec(r, SQL(SEED_LZ4)); /* refused without lz4: then pglz it is */
+    if (exec(r, SQL(SEED_BEGIN)) < 0)
         goto failed;
     if ((c = clear_way(r)) != 0) {
         if (c < 0)

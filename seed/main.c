@@ -50,13 +50,13 @@ main(int argc, char **argv)
     struct seed_options o;
     char err[256];
 
-    if (options_parse(&o, argc, argv, err, sizeof(err)) < 0) {
+    if (seed_options_parse(&o, argc, argv, err, sizeof(err)) < 0) {
         fprintf(stderr, "conduit-seed: %s\n", err);
         return SEED_EXIT_USAGE;
     }
     switch (o.action) {
     case SEED_HELP:
-        fputs(options_usage, stdout);
+        fputs(seed_options_usage, stdout);
         return SEED_EXIT_OK;
     case SEED_VERSION:
         printf("conduit-seed %s\n", VERSION);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char options_usage[] =
+const char seed_options_usage[] =
     "usage: conduit-seed --scale F [--seed N] [--db CONNINFO] [--reset] [--bcrypt-cost N] [-q]\n"
     "       conduit-seed --list users|articles|tags --scale F [--seed N]\n"
     "Loads the reference dataset (scale 1: 100,000 users, 500,000 articles,\n"
@@ -64,7 +64,7 @@ value(int argc, char **argv, int *i, char *err, size_t errcap)
 }
 
 int
-options_parse(struct seed_options *o, int argc, char **argv, char *err, size_t errcap)
+seed_options_parse(struct seed_options *o, int argc, char **argv, char *err, size_t errcap)
 {
     memset(o, 0, sizeof(*o));
     o->action = SEED_LOAD;

@@ -32,9 +32,9 @@ struct seed_options {
  * Parses argv (argv[0] is the program).  Strings point into argv.  -1 with
  * a one-line reason in err on bad input.
  */
-int options_parse(struct seed_options *o, int argc, char **argv, char *err, size_t errcap);
+int seed_options_parse(struct seed_options *o, int argc, char **argv, char *err, size_t errcap);
 
 /* The --help text. */
-extern const char options_usage[];
+extern const char seed_options_usage[];
 
 #endif

@@ -19,6 +19,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/conduitd-test.XXXXXX")
 chmod 755 "$T"
 TEST_NAME=$(basename "$0" .sh)
 FAILS=0
+LAST= STATUS= BODY=
 CONDUITD_PID=
 PG_STARTED=
 
@@ -204,6 +205,9 @@ worker_pids() {
 
 worker_count() { worker_pids | wc -l | tr -d ' '; }
 
+# workers_are N: the master has N workers now (for wait_for).
+workers_are() { [ "$(worker_count)" -eq "$1" ]; }
+
 # The master logs "worker N (pid P) ready" for each; count live ready ones.
 all_workers_ready() {
     _want=$(grep -c 'ready' "$T/conduitd.log")
@@ -211,15 +215,41 @@ all_workers_ready() {
         [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/healthz")" = 200 ]
 }
 
-# http METHOD PATH [BODY [TOKEN]]: prints the status code on the first line
-# and the body on the second; curl's own failure prints 000.
-http() {
-    _m=$1 _p=$2 _b=${3:-} _t=${4:-}
-    set -- -s -S -o "$T/body" -w '%{http_code}' -X "$_m" --max-time 10
+# http_raw METHOD PATH [BODY [AUTHORIZATION [CURL-ARGS...]]]: one request
+# with curl, the only one of the tests'; $STATUS (000 when curl itself
+# failed), $BODY, the headers in $T/hdr, curl's complaint in $T/curl.err.
+# BODY is sent as JSON, AUTHORIZATION is the whole header value; either may
+# be empty.  CURL-ARGS go before the URL (--path-as-is, -H 'Expect:', ...).
+http_raw() {
+    _m=$1 _p=$2 _b=${3:-} _a=${4:-}
+    shift 2; [ $# -gt 0 ] && shift; [ $# -gt 0 ] && shift
+    rm -f "$T/body" "$T/hdr"
+    set -- -s -S -o "$T/body" -D "$T/hdr" -w '%{http_code}' -X "$_m" --max-time 10 "$@"
     [ -n "$_b" ] && set -- "$@" -H 'Content-Type: application/json' --data-binary "$_b"
-    [ -n "$_t" ] && set -- "$@" -H "Authorization: Token $_t"
+    [ -n "$_a" ] && set -- "$@" -H "Authorization: $_a"
     STATUS=$(curl "$@" "$BASE$_p" 2>"$T/curl.err") || STATUS=000
     BODY=$(cat "$T/body" 2>/dev/null)
+}
+
+# http METHOD PATH [BODY [TOKEN]]: http_raw with "Authorization: Token
+# TOKEN"; $LAST says what was asked, for detail.
+http() {
+    LAST="$1 $2${3:+ $3}${4:+ [with a token]}"
+    http_raw "$1" "$2" "${3:-}" "${4:+Token $4}"
+}
+
+# short TEXT [N]: TEXT on one line, at most N bytes (400).
+short() { printf '%s' "$1" | tr '\r\n' '  ' | head -c "${2:-400}"; }
+
+# detail: the last request and its answer, as notes under a failure.
+detail() {
+    note "    request: $(short "$LAST" 300)"
+    note "    got: $STATUS $(short "$BODY")"
+}
+
+# st DESCRIPTION WANT: the last status is WANT.
+st() {
+    if [ "$STATUS" = "$2" ]; then pass "$1"; else fail "$1: status $STATUS, want $2"; detail; fi
 }
 
 # healthz_worker: which worker answered /healthz (its index), or empty.

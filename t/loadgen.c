@@ -95,7 +95,7 @@ static struct {
     int timeout_ms;
     double read_rate; /* -R: bytes per second per connection, 0 for no limit */
 } opt = {"127.0.0.1", 0,     8,          0,    0,    10,   0,   0, 0,    0,
-         0,           "GET", "/healthz", NULL, NULL, NULL, {0}, 0, 10000};
+         0,           "GET", "/healthz", NULL, NULL, NULL, {0}, 0, 10000, 0};
 
 static struct {
     long started, ok, failed, timeouts, s2xx, s3xx, s4xx, s503, s5xx, retry_after_missing;
@@ -572,7 +572,8 @@ pct(double p)
 static void
 report(double elapsed)
 {
-    qsort(st.lat, (size_t)st.nlat, sizeof(*st.lat), cmp64);
+    if (st.nlat) /* st.lat is NULL until a latency is kept */
+        qsort(st.lat, (size_t)st.nlat, sizeof(*st.lat), cmp64);
     printf("requests=%ld ok=%ld failed=%ld timeouts=%ld s2xx=%ld s3xx=%ld s4xx=%ld s503=%ld "
            "s5xx_other=%ld retry_after_missing=%ld p50_ms=%.2f p99_ms=%.2f max_ms=%.2f "
            "rps=%.0f seconds=%.2f",

@@ -20,7 +20,7 @@
 #include <event2/http.h>
 #include <event2/http_struct.h>
 
-#include "common/json_out.h"
+#include "worker/json_out.h"
 #include "common/log.h"
 
 #define FLUSH_AT (64 * 1024)

@@ -13,8 +13,8 @@
 
 #include <event2/buffer.h>
 
-#include "common/isotime.h"
-#include "common/json_out.h"
+#include "worker/isotime.h"
+#include "worker/json_out.h"
 #include "common/log.h"
 #include "worker/auth.h"
 #include "worker/env.h"

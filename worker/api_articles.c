@@ -15,10 +15,10 @@
 
 #include <event2/buffer.h>
 
-#include "common/json_out.h"
+#include "worker/json_out.h"
 #include "common/log.h"
 #include "common/slug.h"
-#include "common/utf8.h"
+#include "worker/utf8.h"
 #include "worker/api.h"
 #include "worker/auth.h"
 #include "worker/cache.h"

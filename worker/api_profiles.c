@@ -16,7 +16,7 @@
 
 #include <event2/buffer.h>
 
-#include "common/json_out.h"
+#include "worker/json_out.h"
 #include "worker/api.h"
 #include "worker/auth.h"
 #include "worker/cache.h"

@@ -13,7 +13,7 @@
 
 #include <event2/buffer.h>
 
-#include "common/json_out.h"
+#include "worker/json_out.h"
 #include "common/log.h"
 #include "common/password.h"
 #include "worker/api.h"

@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "worker/cache.h"
 #include "worker/pq_event.h"
+#include "sql/direct.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
@@ -30,14 +31,10 @@
 
 /*
  * LISTEN first, then look for the triggers that send the notifications
- * (sql/schema.sql): a database made before they existed would never
- * invalidate anything, and a cache that cannot be kept coherent stays off.
+ * (sql/direct.sql's cache_listen counts those of sql/schema.sql): a
+ * database made before they existed would never invalidate anything, and
+ * a cache that cannot be kept coherent stays off.
  */
-static const char start_sql[] =
-    "LISTEN conduit_cache;"
-    "SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal AND tgname IN "
-    "('conduit_cache_users', 'conduit_cache_users_delete', 'conduit_cache_follows', "
-    "'conduit_cache_tags')";
 #define TRIGGERS_EXPECTED 4
 
 enum sync_state { SYNC_DOWN, SYNC_CONNECTING, SYNC_STARTING, SYNC_LISTENING };
@@ -287,7 +284,7 @@ on_socket(evutil_socket_t fd, short what, void *arg)
         case PGRES_POLLING_OK:
             s->state = SYNC_STARTING;
             s->triggers = -1;
-            if (send_query(s, start_sql) < 0)
+            if (send_query(s, sql_direct[SQL_DIRECT_CACHE_LISTEN].text) < 0)
                 broken_pq(s, "cannot send LISTEN");
             return;
         default:
@@ -324,7 +321,7 @@ on_timer(evutil_socket_t fd, short what, void *arg)
         broken(s, "no answer to the keepalive query", 0);
         return;
     }
-    if (send_query(s, "SELECT 1") < 0) {
+    if (send_query(s, sql_direct[SQL_DIRECT_CACHE_KEEPALIVE].text) < 0) {
         broken_pq(s, "cannot send the keepalive query");
         return;
     }

@@ -14,7 +14,7 @@
 #include <event2/http.h>
 
 #include "common/cors.h"
-#include "common/json_out.h"
+#include "worker/json_out.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
 #include "common/settings.h"

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/utf8.h"
+#include "worker/utf8.h"
 #include "worker/http.h"
 
 /* Depth of the deepest array or object, without recursion (bounded input). */

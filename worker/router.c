@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "common/utf8.h"
+#include "worker/utf8.h"
 
 #define MAX_SEGMENTS 16
 

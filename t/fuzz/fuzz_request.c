@@ -37,10 +37,10 @@
 #include <openssl/hmac.h>
 
 #include "common/base64url.h"
-#include "common/json_out.h"
+#include "worker/json_out.h"
 #include "common/jwt.h"
 #include "common/slug.h"
-#include "common/utf8.h"
+#include "worker/utf8.h"
 #include "worker/api.h"
 #include "worker/auth.h"
 #include "worker/reqbody.h"

@@ -15,12 +15,7 @@ conduitd_start -w 2 --bcrypt-cost 4 --access-log "$A"
 
 UA="access-log-test/1"
 req() { # METHOD PATH [BODY [TOKEN]]: like http, with the test's user agent and a referer
-    _m=$1 _p=$2 _b=${3:-} _t=${4:-}
-    set -- -s -o "$T/body" -w '%{http_code}' -X "$_m" -A "$UA" -e "http://front.example/page"
-    [ -n "$_b" ] && set -- "$@" -H 'Content-Type: application/json' --data-binary "$_b"
-    [ -n "$_t" ] && set -- "$@" -H "Authorization: Token $_t"
-    STATUS=$(curl "$@" "$BASE$_p") || STATUS=000
-    BODY=$(cat "$T/body")
+    http_raw "$1" "$2" "${3:-}" "${4:+Token $4}" -A "$UA" -e "http://front.example/page"
 }
 lines() { grep -c "$UA" "$1" 2>/dev/null || echo 0; }
 

@@ -9,15 +9,11 @@
 command -v jq >/dev/null || skip "jq not installed"
 command -v openssl >/dev/null || skip "openssl not installed"
 
-# raw METHOD PATH [BODY [AUTHORIZATION [EXTRA-CURL-ARGS...]]]: sets STATUS, BODY.
+# raw METHOD PATH [BODY [AUTHORIZATION [EXTRA-CURL-ARGS...]]]: the path as is.
 raw() {
-    _m=$1 _p=$2 _b=${3:-} _a=${4:-}
-    shift; shift; [ $# -gt 0 ] && shift; [ $# -gt 0 ] && shift
-    set -- -s -o "$T/body" -w '%{http_code}' -X "$_m" --max-time 10 --path-as-is "$@"
-    [ -n "$_b" ] && set -- "$@" -H 'Content-Type: application/json' --data-binary "$_b"
-    [ -n "$_a" ] && set -- "$@" -H "Authorization: $_a"
-    STATUS=$(curl "$@" "$BASE$_p" 2>/dev/null) || STATUS=000
-    BODY=$(cat "$T/body" 2>/dev/null)
+    _rm=$1 _rp=$2 _rb=${3:-} _ra=${4:-}
+    shift 2; [ $# -gt 0 ] && shift; [ $# -gt 0 ] && shift
+    http_raw "$_rm" "$_rp" "$_rb" "$_ra" --path-as-is "$@"
 }
 
 NREQ=0

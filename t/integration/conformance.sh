@@ -57,41 +57,19 @@ def envelope: type == "object" and (.errors.body | type == "array" and length > 
 def newest_first: [.[].createdAt] | . == (sort | reverse);
 '
 
-short() { printf '%s' "$1" | tr '\r\n' '  ' | head -c "${2:-400}"; }
-detail() {
-    note "    request: $(short "$LAST" 300)"
-    note "    got: $STATUS $(short "$BODY")"
-}
-
 # call USER METHOD PATH [BODY]: USER is "-" for anonymous, else the token of
 # register USER is sent as "Authorization: Token ...".
 call() {
     _u=$1; shift
     if [ "$_u" = - ]; then _tk=; else eval "_tk=\${TOK_$_u:-}"; fi
-    LAST="$1 $2${3:+ $3}${_tk:+ [as $_u]}"
-    rm -f "$T/body"
     http "$1" "$2" "${3:-}" "$_tk"
+    LAST="$1 $2${3:+ $3}${_tk:+ [as $_u]}"
 }
 
 # callh AUTHORIZATION METHOD PATH [BODY]: any Authorization header value.
 callh() {
-    _a=$1 _hm=$2 _hp=$3 _hb=${4:-}
-    LAST="$_hm $_hp${_hb:+ $_hb} [Authorization: $(short "$_a" 60)...]"
-    rm -f "$T/body"
-    if [ -n "$_hb" ]; then
-        STATUS=$(curl -s -o "$T/body" -w '%{http_code}' -X "$_hm" --max-time 10 \
-            -H "Authorization: $_a" -H 'Content-Type: application/json' \
-            --data-binary "$_hb" "$BASE$_hp" 2>"$T/curl.err") || STATUS=000
-    else
-        STATUS=$(curl -s -o "$T/body" -w '%{http_code}' -X "$_hm" --max-time 10 \
-            -H "Authorization: $_a" "$BASE$_hp" 2>"$T/curl.err") || STATUS=000
-    fi
-    BODY=$(cat "$T/body" 2>/dev/null)
-}
-
-# st DESCRIPTION WANT: the last status.
-st() {
-    if [ "$STATUS" = "$2" ]; then pass "$1"; else fail "$1: status $STATUS, want $2"; detail; fi
+    LAST="$2 $3${4:+ $4} [Authorization: $(short "$1" 60)...]"
+    http_raw "$2" "$3" "${4:-}" "$1"
 }
 
 # jqok DESCRIPTION [JQ OPTIONS...] FILTER: the filter holds on the last body.
@@ -807,41 +785,43 @@ note "body size limit"
 big=$(head -c 1100000 /dev/zero | tr '\0' a)
 printf '{"article":{"title":"big","description":"d","body":"%s"}}' "$big" >"$T/big.json"
 LAST="POST /api/articles with a 1.1 MB body [as alice]"
-STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 10 -X POST -H 'Expect:' \
-    -H "Authorization: Token $TOK_alice" -H 'Content-Type: application/json' \
-    --data-binary @"$T/big.json" "$BASE/api/articles" 2>"$T/curl.err") || STATUS=000
-BODY=$(cat "$T/body" 2>/dev/null)
+http_raw POST /api/articles "" "Token $TOK_alice" -H 'Expect:' \
+    -H 'Content-Type: application/json' --data-binary @"$T/big.json"
 st "a body over 1 MiB: 413" 413
 call - GET "/api/articles?author=alice&limit=100"
 jqok "the refused 1.1 MB article was not stored" '[.articles[] | select(.title == "big")] | length == 0'
 LAST="POST /api/users with a 1.1 MB body"
-STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 10 -X POST \
-    -H 'Content-Type: application/json' --data-binary @"$T/big.json" "$BASE/api/users" 2>"$T/curl.err") || STATUS=000
-BODY=$(cat "$T/body" 2>/dev/null)
+http_raw POST /api/users "" "" -H 'Content-Type: application/json' --data-binary @"$T/big.json"
 st "a body over 1 MiB with Expect: 100-continue: 413" 413
 mid=$(head -c 200000 /dev/zero | tr '\0' b)
 printf '{"article":{"title":"Long read","description":"d","body":"%s"}}' "$mid" >"$T/mid.json"
 LAST="POST /api/articles with a 200 kB body [as alice]"
-STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 10 -X POST \
-    -H "Authorization: Token $TOK_alice" -H 'Content-Type: application/json' \
-    --data-binary @"$T/mid.json" "$BASE/api/articles" 2>"$T/curl.err") || STATUS=000
-BODY=$(cat "$T/body" 2>/dev/null)
+http_raw POST /api/articles "" "Token $TOK_alice" -H 'Content-Type: application/json' \
+    --data-binary @"$T/mid.json"
 st "a 200 kB body under the limit: 201" 201
 jqok "the 200 kB body is stored whole" '.article.body | length == 200000'
 http GET /healthz
 is "the server is still up after the big bodies" "$STATUS" 200
 
 # ============================================================ race
+# register_at_once N OUT USERNAME EMAIL: N registrations sent together
+# (USERNAME and EMAIL are printf formats given the attempt's number); their
+# statuses, one a line, in $T/OUT.
+register_at_once() {
+    _pids=
+    for _i in $(seq 1 "$1"); do
+        _u=$(printf "$3" "$_i") _e=$(printf "$4" "$_i")
+        curl -s -o /dev/null -w '%{http_code}\n' --max-time 20 -X POST -H 'Content-Type: application/json' \
+            --data-binary "{\"user\":{\"username\":\"$_u\",\"email\":\"$_e\",\"password\":\"pw\"}}" \
+            "$BASE/api/users" >"$T/$2.$_i" 2>/dev/null &
+        _pids="$_pids $!"
+    done
+    wait $_pids
+    cat "$T/$2".* >"$T/$2"
+}
+
 note "concurrent registration of one username"
-pids=
-for i in $(seq 1 20); do
-    curl -s -o /dev/null -w '%{http_code}\n' --max-time 20 -X POST -H 'Content-Type: application/json' \
-        --data-binary "{\"user\":{\"username\":\"racer\",\"email\":\"racer$i@example.io\",\"password\":\"pw\"}}" \
-        "$BASE/api/users" >"$T/race.$i" 2>/dev/null &
-    pids="$pids $!"
-done
-wait $pids
-cat "$T"/race.* >"$T/race"
+register_at_once 20 race racer 'racer%d@example.io'
 n201=$(grep -c '^201$' "$T/race")
 n409=$(grep -c '^409$' "$T/race")
 n5xx=$(grep -c '^5' "$T/race")
@@ -851,15 +831,7 @@ is "parallel registration: the other 19 get 409" "$n409" 19
 is "parallel registration: no 5xx" "$n5xx" 0
 call - GET /api/profiles/racer
 st "the racer exists once" 200
-pids=
-for i in $(seq 1 10); do
-    curl -s -o /dev/null -w '%{http_code}\n' --max-time 20 -X POST -H 'Content-Type: application/json' \
-        --data-binary "{\"user\":{\"username\":\"mailer$i\",\"email\":\"same@example.io\",\"password\":\"pw\"}}" \
-        "$BASE/api/users" >"$T/mrace.$i" 2>/dev/null &
-    pids="$pids $!"
-done
-wait $pids
-cat "$T"/mrace.* >"$T/mrace"
+register_at_once 10 mrace 'mailer%d' same@example.io
 note "10 parallel registrations of one email: $(sort "$T/mrace" | uniq -c | tr '\n' ' ')"
 is "parallel registration of one email: one 201, nine 409" \
     "$(grep -c '^201$' "$T/mrace") $(grep -c '^409$' "$T/mrace")" "1 9"

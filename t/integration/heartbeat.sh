@@ -7,7 +7,7 @@
 has_test_hooks || skip "built without --enable-test-hooks"
 
 conduitd_start -w 2 --timeout 2
-wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 2 ]"
+wait_for 5 workers_are 2
 before=$(worker_pids | sort | tr '\n' ' ')
 load_start stuck -w -c 8 -d 6 -r 400 -u /healthz -t 8000 -o "$T/stuck.csv"
 stuck_load=$LOAD_PID
@@ -27,7 +27,7 @@ ms=$((t_killed - t_stuck))
 note "stuck worker (pid $stuck) killed $ms ms after it stopped"
 check "killed after the 2 s timeout, not long after" [ "$ms" -ge 1500 -a "$ms" -le 5000 ]
 wait "$spin"
-wait_for 3 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 2 ]"
+wait_for 3 workers_are 2
 is "it is replaced" "$(worker_count)" 2
 check "by a new process" [ "$(worker_pids | sort | tr '\n' ' ')" != "$before" ]
 load_wait fresh

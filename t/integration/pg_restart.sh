@@ -9,28 +9,6 @@
 # (the last answer other than 200 after PostgreSQL was back).
 . "$top_srcdir/t/lib.sh"
 
-LAST=
-short() { printf '%s' "$1" | tr '\r\n' '  ' | head -c "${2:-300}"; }
-detail() {
-    note "    request: $LAST"
-    note "    got: $STATUS $(short "$BODY")"
-}
-st() {
-    if [ "$STATUS" = "$2" ]; then pass "$1"; else fail "$1: status $STATUS, want $2"; detail; fi
-}
-
-# hcall METHOD PATH [BODY [TOKEN]]: like http, keeping the headers in $T/hdr.
-hcall() {
-    _m=$1 _p=$2 _b=${3:-} _t=${4:-}
-    LAST="$_m $_p${_b:+ $_b}${_t:+ [with a token]}"
-    rm -f "$T/body" "$T/hdr"
-    set -- -s -o "$T/body" -D "$T/hdr" -w '%{http_code}' -X "$_m" --max-time 10
-    [ -n "$_b" ] && set -- "$@" -H 'Content-Type: application/json' --data-binary "$_b"
-    [ -n "$_t" ] && set -- "$@" -H "Authorization: Token $_t"
-    STATUS=$(curl "$@" "$BASE$_p" 2>/dev/null) || STATUS=000
-    BODY=$(cat "$T/body" 2>/dev/null)
-}
-
 # unavailable DESCRIPTION: the last reply is 503, Retry-After, envelope.
 unavailable() {
     _ra=$(tr -d '\r' <"$T/hdr" 2>/dev/null | sed -n 's/^[Rr]etry-[Aa]fter: *//p' | head -n 1)
@@ -90,21 +68,21 @@ recover() {
 command -v jq >/dev/null || skip "jq not installed"
 pg_start
 conduitd_start -w 2 --pool 2 --bcrypt-cost 4
-wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 2 ]"
+wait_for 5 workers_are 2
 WORKERS0=$(worker_pids | sort | tr '\n' ' ')
 is "two workers" "$(worker_count)" 2
 
 # ------------------------------------------------------------ healthy
-hcall POST /api/users '{"user":{"username":"pg","email":"pg@example.io","password":"pw-pg"}}'
+http POST /api/users '{"user":{"username":"pg","email":"pg@example.io","password":"pw-pg"}}'
 st "register: 201" 201
 TOK=$(printf '%s' "$BODY" | jq -r .user.token)
-hcall POST /api/articles '{"article":{"title":"Before the outage","description":"d","body":"b","tagList":["pg"]}}' "$TOK"
+http POST /api/articles '{"article":{"title":"Before the outage","description":"d","body":"b","tagList":["pg"]}}' "$TOK"
 st "create article: 201" 201
-hcall GET /api/tags
+http GET /api/tags
 st "tags: 200" 200
-hcall GET /api/articles
+http GET /api/articles
 st "list: 200" 200
-hcall GET /api/user "" "$TOK"
+http GET /api/user "" "$TOK"
 st "current user: 200" 200
 
 # ------------------------------------------------------------ stopped
@@ -115,27 +93,27 @@ note "stopping PostgreSQL (fast) for 5 s"
 pg_ctl_stop fast || bail "pg_ctl stop failed"
 t0=$(now_ms)
 t_stopped=$t0
-hcall GET /api/tags
+http GET /api/tags
 unavailable "PostgreSQL down: GET /api/tags 503"
 note "first 503 took $(($(now_ms) - t0)) ms"
-hcall GET /api/articles
+http GET /api/articles
 unavailable "PostgreSQL down: GET /api/articles 503"
-hcall GET /api/articles/before-the-outage
+http GET /api/articles/before-the-outage
 unavailable "PostgreSQL down: GET an article 503"
-hcall GET /api/user "" "$TOK"
+http GET /api/user "" "$TOK"
 unavailable "PostgreSQL down: GET /api/user 503"
-hcall POST /api/users/login '{"user":{"email":"pg@example.io","password":"pw-pg"}}'
+http POST /api/users/login '{"user":{"email":"pg@example.io","password":"pw-pg"}}'
 unavailable "PostgreSQL down: login 503"
-hcall POST /api/users '{"user":{"username":"pg2","email":"pg2@example.io","password":"pw"}}'
+http POST /api/users '{"user":{"username":"pg2","email":"pg2@example.io","password":"pw"}}'
 unavailable "PostgreSQL down: register 503"
-hcall POST /api/articles '{"article":{"title":"During","description":"d","body":"b"}}' "$TOK"
+http POST /api/articles '{"article":{"title":"During","description":"d","body":"b"}}' "$TOK"
 unavailable "PostgreSQL down: create article 503"
 # Many at once, on both workers: all 503, none hangs, none 500.
 burst 10 >"$T/b"
 is "PostgreSQL down: 10 parallel requests all 503" "$(grep -c '^503$' "$T/b")" 10
-hcall GET /api/tags
+http GET /api/tags
 unavailable "PostgreSQL down, a while later: still 503 (not 500)"
-hcall GET /healthz
+http GET /healthz
 st "PostgreSQL down: /healthz 200" 200
 is "PostgreSQL down: no worker exited" "$(worker_pids | sort | tr '\n' ' ')" "$WORKERS0"
 sleep $(awk -v s="$(($(now_ms) - t_stopped))" 'BEGIN { r = (5000 - s) / 1000; print (r > 0 ? r : 0) }')
@@ -152,11 +130,11 @@ else
     fail "full service back within 2 s of PostgreSQL's start: statuses seen $(sort "$T/seen" | uniq -c | tr '\n' ' ')"
 fi
 is "during recovery after restart: nothing but 200 or 503" "$(grep -cv '^200$\|^503$' "$T/seen")" 0
-hcall GET /api/articles/before-the-outage
+http GET /api/articles/before-the-outage
 st "after restart: the article is there" 200
-hcall POST /api/articles '{"article":{"title":"After the outage","description":"d","body":"b"}}' "$TOK"
+http POST /api/articles '{"article":{"title":"After the outage","description":"d","body":"b"}}' "$TOK"
 st "after restart: a write works" 201
-hcall POST /api/users/login '{"user":{"email":"pg@example.io","password":"pw-pg"}}'
+http POST /api/users/login '{"user":{"email":"pg@example.io","password":"pw-pg"}}'
 st "after restart: login works" 200
 is "after restart: no worker exited" "$(worker_pids | sort | tr '\n' ' ')" "$WORKERS0"
 sleep 2
@@ -203,9 +181,9 @@ for i in $(seq 1 20); do
     [ "$c" = 200 ] || fails=$((fails + 1))
 done
 is "after pg_terminate_backend(): 20 more reads all 200" "$fails" 0
-hcall POST /api/articles '{"article":{"title":"After the kill","description":"d","body":"b"}}' "$TOK"
+http POST /api/articles '{"article":{"title":"After the kill","description":"d","body":"b"}}' "$TOK"
 st "after pg_terminate_backend(): a write works" 201
-hcall GET /healthz
+http GET /healthz
 st "/healthz 200" 200
 is "after pg_terminate_backend(): no worker exited" "$(worker_pids | sort | tr '\n' ' ')" "$WORKERS0"
 sleep 1

@@ -11,7 +11,7 @@ cat >"$T/conduitd.conf" <<CONF
 workers = 2
 CONF
 conduitd_start -c "$T/conduitd.conf" --pool 2 --bcrypt-cost 4
-wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 2 ]"
+wait_for 5 workers_are 2
 is "starts with the file's 2 workers" "$(worker_count)" 2
 old=$(worker_pids | sort | tr '\n' ' ')
 
@@ -40,7 +40,7 @@ is "0 failed requests across 10 reloads" "$L_failed" 0
 is "every request answered 200" "$L_s2xx" "$L_requests"
 check "the load was real (over 4000 requests)" [ "$L_requests" -gt 4000 ]
 check "the reloads completed" [ "$n_reloads" -ge 5 ]
-wait_for 10 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 2 ]"
+wait_for 10 workers_are 2
 is "now the last file's 2 workers" "$(worker_count)" 2
 old_gone() { for p in $old; do alive "$p" && return 1; done; return 0; }
 check "the first generation is retired" old_gone

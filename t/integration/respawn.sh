@@ -9,7 +9,7 @@
 has_test_hooks || skip "built without --enable-test-hooks"
 
 conduitd_start -w 3
-wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 3 ]"
+wait_for 5 workers_are 3
 before=$(worker_pids | sort | tr '\n' ' ')
 
 load_start kill -w -c 24 -d 4 -u '/debug/sleep?ms=50' -t 5000
@@ -52,6 +52,6 @@ for round in 1 2 3 4 5 6; do
 done
 wait_for 3 grep -q 'waiting .* ms before forking again' "$T/conduitd.log"
 check "repeated deaths trigger a logged backoff" grep -q 'died within 10 s: waiting' "$T/conduitd.log"
-wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 3 ]"
+wait_for 5 workers_are 3
 is "after the backoff the workers are back" "$(worker_count)" 3
 done_testing

@@ -4,7 +4,7 @@
 . "$top_srcdir/t/lib.sh"
 
 conduitd_start -w 3
-wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq 3 ]"
+wait_for 5 workers_are 3
 is "-w 3 forks three workers" "$(worker_count)" 3
 is "the master's title" "$(tr '\0' ' ' </proc/$CONDUITD_PID/cmdline | sed 's/ *$//')" "conduitd: master"
 
@@ -37,6 +37,6 @@ stop_pid "$CONDUITD_PID"; CONDUITD_PID=
 
 conduitd_start -w auto
 cores=$(getconf _NPROCESSORS_ONLN)
-wait_for 5 sh -c "[ \$(cat /proc/$CONDUITD_PID/task/*/children | wc -w) -eq $cores ]"
+wait_for 5 workers_are $cores
 is "-w auto forks one worker per online core" "$(worker_count)" "$cores"
 done_testing

@@ -14,7 +14,7 @@ static char err[256];
 #define PARSE(o, ...)                                                                              \
     ({                                                                                             \
         char *argv_[] = {"conduit-seed", __VA_ARGS__, NULL};                                       \
-        options_parse(o, (int)(sizeof(argv_) / sizeof(argv_[0])) - 1, argv_, err, sizeof(err));    \
+        seed_options_parse(o, (int)(sizeof(argv_) / sizeof(argv_[0])) - 1, argv_, err, sizeof(err));    \
     })
 
 START_TEST(test_defaults)
