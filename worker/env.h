@@ -21,6 +21,7 @@ struct config;
 struct db_pool;
 struct evbuffer;
 struct event_base;
+struct scoreboard;
 struct worker_slot;
 
 struct env {
@@ -33,6 +34,7 @@ struct env {
     struct access_log *access; /* NULL with access_log = off */
     struct evbuffer *scratch;
     struct worker_slot *slot; /* this worker's scoreboard slot: its counters */
+    const struct scoreboard *sb; /* every slot, for /metrics and /status (worker/status.h) */
     int index;                /* the worker's number, as /healthz reports it */
 };
 
