@@ -61,7 +61,7 @@ struct db_pool {
     int ready;
     int queue_max;
     int queued;
-    int busy, idle; /* connections in CONN_BUSY, CONN_IDLE */
+    int busy, idle;          /* connections in CONN_BUSY, CONN_IDLE */
     struct job *head, *tail; /* waiting for a connection */
     struct job *failed;      /* to be told DB_UNAVAILABLE from the loop */
     struct event *deliver;

@@ -33,9 +33,9 @@ struct env {
     struct cache_sync *sync;   /* NULL unless cache and cache_sync are on */
     struct access_log *access; /* NULL with access_log = off */
     struct evbuffer *scratch;
-    struct worker_slot *slot; /* this worker's scoreboard slot: its counters */
+    struct worker_slot *slot;    /* this worker's scoreboard slot: its counters */
     const struct scoreboard *sb; /* every slot, for /metrics and /status (worker/status.h) */
-    int index;                /* the worker's number, as /healthz reports it */
+    int index;                   /* the worker's number, as /healthz reports it */
 };
 
 #endif

@@ -480,8 +480,8 @@ setup_status(struct worker *w, const struct listener *l)
                                                    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
     evhttp_set_gencb(w->status_http, status_dispatch, &w->env);
     /* Backlog 0: the master listens already; the descriptor is this process's copy. */
-    w->status_listener = evconnlistener_new(w->env.base, NULL, NULL,
-                                            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, l->fd);
+    w->status_listener = evconnlistener_new(
+        w->env.base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, l->fd);
     if (!w->status_listener)
         return -1;
     evconnlistener_set_error_cb(w->status_listener, on_status_accept_error);
