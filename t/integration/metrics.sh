@@ -10,7 +10,8 @@
 # ?full lists the real worker pids; off by default (no port opened); a bad
 # address is refused by -t and at start; the status port serves no API
 # path and the API port no /metrics; no token or email is shown; a
-# draining worker answers no scrape.
+# draining worker answers no scrape; a constraint error and the 503s of a
+# full database queue are counted as such.
 . "$top_srcdir/t/lib.sh"
 
 PY=/usr/bin/python3
@@ -217,5 +218,27 @@ curl -s --max-time 10 "$SBASE/status?full" >"$T/full2.json"
 got=$(jq -r '.processes[].pid' "$T/full2.json" | sort -n | tr '\n' ' ')
 want=$(worker_pids | sort -n | tr '\n' ' ')
 is "after the reload ?full lists the new workers only" "$got" "$want"
+
+# The database's side: a duplicate username is a constraint error; with
+# one connection and no queue, what cannot wait gets 503, each counted as
+# a full queue.
+stop_pid "$CONDUITD_PID"
+CONDUITD_PID=
+conduitd_start -w 1 --pool 1 --pool-queue 0 --bcrypt-cost 4 --status-listen 127.0.0.1:0
+SPORT=$(sed -n 's/.*status page.* on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/conduitd.log" | head -n 1)
+SBASE="http://127.0.0.1:$SPORT"
+scrape d0
+http POST /api/users '{"user":{"username":"metered","email":"other@example.io","password":"pw-metered-2"}}'
+is "a taken username: 409" "$STATUS" 409
+load_start full -c 8 -k -d 2 -u '/api/articles?limit=20'
+load_wait full
+check "one connection and no queue: some answers are 503 ($L_s503)" [ "$L_s503" -gt 0 ]
+scrape d1
+dq() { echo $(($(sample d1 "$1") - $(sample d0 "$1"))); }
+is "constraint errors: one" "$(dq 'conduitd_db_errors_total{kind="constraint"}')" 1
+is "full-queue refusals: the 503s the generator got ($L_s503)" "$(dq conduitd_db_queue_full_total{})" "$L_s503"
+is "GET /api/articles 5xx: the same" "$(dq 'conduitd_http_requests_total{method="GET",route="/api/articles",status="5xx"}')" "$L_s503"
+is "GET /api/articles 2xx: the generator's 2xx ($L_s2xx)" "$(dq 'conduitd_http_requests_total{method="GET",route="/api/articles",status="2xx"}')" "$L_s2xx"
+is "the pool: one connection, idle" "$(sample d1 'conduitd_db_pool_connections{state="idle"}') $(sample d1 'conduitd_db_pool_connections{state="busy"}')" "1 0"
 
 done_testing
