@@ -87,48 +87,59 @@ bound_socket(const struct sockaddr *sa, socklen_t len, int reuseport, char *err,
     return fd;
 }
 
+/* Binds (and unless reuseport, listens on) spec into l; err says why not. */
+static int
+open_one(struct listener *l, const char *spec, int reuseport, const char *what, char *err,
+         size_t errlen)
+{
+    char host[256], port[16], label[300];
+    struct addrinfo hints = {0}, *res = NULL;
+    int gai;
+
+    snprintf(label, sizeof(label), "%s%s", what, spec);
+    l->fd = -1;
+    if (split_spec(spec, host, sizeof(host), port, sizeof(port)) < 0) {
+        snprintf(err, errlen, "%s: not HOST:PORT", label);
+        return -1;
+    }
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    gai = getaddrinfo(*host ? host : NULL, port, &hints, &res);
+    if (gai != 0) {
+        snprintf(err, errlen, "%s: %s", label, gai_strerror(gai));
+        return -1;
+    }
+    l->fd = bound_socket(res->ai_addr, res->ai_addrlen, reuseport, err, errlen, label);
+    freeaddrinfo(res);
+    if ((l->spec = strdup(spec)) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (l->fd < 0)
+        return -1;
+    l->addrlen = sizeof(l->addr);
+    if (getsockname(l->fd, (struct sockaddr *)&l->addr, &l->addrlen) < 0) {
+        snprintf(err, errlen, "%s: getsockname: %s", label, strerror(errno));
+        return -1;
+    }
+    name_of(&l->addr, l->name, sizeof(l->name));
+    if (!reuseport && listen(l->fd, LISTEN_BACKLOG) < 0) {
+        snprintf(err, errlen, "%s: listen: %s", label, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int
 listen_open(struct listener_set *ls, const struct config *c, char *err, size_t errlen)
 {
     memset(ls, 0, sizeof(*ls));
     ls->reuseport = c->reuseport;
     for (int i = 0; i < c->nlisten; i++) {
-        struct listener *l = &ls->l[i];
-        char host[256], port[16];
-        l->fd = -1;
-        if (split_spec(c->listen[i], host, sizeof(host), port, sizeof(port)) < 0) {
-            snprintf(err, errlen, "%s: not HOST:PORT", c->listen[i]);
-            goto fail;
-        }
-        struct addrinfo hints = {0}, *res = NULL;
-        hints.ai_family = AF_UNSPEC;
-        hints.ai_socktype = SOCK_STREAM;
-        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-        int gai = getaddrinfo(*host ? host : NULL, port, &hints, &res);
-        if (gai != 0) {
-            snprintf(err, errlen, "%s: %s", c->listen[i], gai_strerror(gai));
-            goto fail;
-        }
-        l->fd = bound_socket(res->ai_addr, res->ai_addrlen, c->reuseport, err, errlen,
-                             c->listen[i]);
-        freeaddrinfo(res);
         ls->n = i + 1;
-        if ((l->spec = strdup(c->listen[i])) == NULL) {
-            snprintf(err, errlen, "out of memory");
+        if (open_one(&ls->l[i], c->listen[i], c->reuseport, "", err, errlen) < 0)
             goto fail;
-        }
-        if (l->fd < 0)
-            goto fail;
-        l->addrlen = sizeof(l->addr);
-        if (getsockname(l->fd, (struct sockaddr *)&l->addr, &l->addrlen) < 0) {
-            snprintf(err, errlen, "%s: getsockname: %s", c->listen[i], strerror(errno));
-            goto fail;
-        }
-        name_of(&l->addr, l->name, sizeof(l->name));
-        if (!c->reuseport && listen(l->fd, LISTEN_BACKLOG) < 0) {
-            snprintf(err, errlen, "%s: listen: %s", c->listen[i], strerror(errno));
-            goto fail;
-        }
     }
     return 0;
 fail:
@@ -136,16 +147,35 @@ fail:
     return -1;
 }
 
+int
+listen_open_status(struct listener *l, const char *spec, char *err, size_t errlen)
+{
+    memset(l, 0, sizeof(*l));
+    l->fd = -1;
+    if (!spec || strcmp(spec, "off") == 0)
+        return 0;
+    if (open_one(l, spec, 0, "status_listen ", err, errlen) < 0) {
+        listen_close_one(l);
+        return -1;
+    }
+    return 0;
+}
+
+void
+listen_close_one(struct listener *l)
+{
+    if (l->fd >= 0)
+        close(l->fd);
+    l->fd = -1;
+    free(l->spec);
+    l->spec = NULL;
+}
+
 void
 listen_close(struct listener_set *ls)
 {
-    for (int i = 0; i < ls->n; i++) {
-        if (ls->l[i].fd >= 0)
-            close(ls->l[i].fd);
-        ls->l[i].fd = -1;
-        free(ls->l[i].spec);
-        ls->l[i].spec = NULL;
-    }
+    for (int i = 0; i < ls->n; i++)
+        listen_close_one(&ls->l[i]);
     ls->n = 0;
 }
 

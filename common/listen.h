@@ -35,6 +35,14 @@ struct listener_set {
 int listen_open(struct listener_set *ls, const struct config *c, char *err, size_t errlen);
 void listen_close(struct listener_set *ls);
 
+/*
+ * The status listener (status_listen): one address, always listening in
+ * the master (reuseport or not), since scrapes are few.  spec NULL or
+ * "off" leaves l->fd at -1.  Returns 0, or -1 with err naming the key.
+ */
+int listen_open_status(struct listener *l, const char *spec, char *err, size_t errlen);
+void listen_close_one(struct listener *l);
+
 /* Does the set already match what c asks for? (then a reload keeps it) */
 int listen_same(const struct listener_set *ls, const struct config *c);
 

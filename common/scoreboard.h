@@ -1,8 +1,10 @@
 /*
- * scoreboard: the shared memory page the master maps before forking, one
- * slot per worker process.  A worker writes its heartbeat (from a timer on
- * its own event loop, so a blocked loop is exactly what stops it) and its
- * counters; the master reads them to find stuck workers and to report.
+ * scoreboard: the shared memory the master maps before forking, one slot
+ * per worker process.  A worker writes its heartbeat (from a timer on its
+ * own event loop, so a blocked loop is exactly what stops it) and its
+ * counters; the master reads them to find stuck workers and to report, and
+ * any worker reads them all to answer /metrics and /status for the whole
+ * instance (worker/metrics.h), with no call to another process.
  *
  * Ownership: the master allocates and frees slots; a worker only writes the
  * slot it was given.  Fields are C11 atomics with relaxed ordering: each is
@@ -19,27 +21,98 @@
 /* Twice the worker limit: during a reload old and new workers overlap. */
 #define SCOREBOARD_SLOTS 2048
 
+/*
+ * The metrics' fixed shape (worker/metrics.c names them): a row of
+ * request counters per entry of the route table, the last row for
+ * requests that matched none (404, 405, a preflight, a request cut short);
+ * five status classes; the latency histogram's buckets, the last one +Inf.
+ */
+#define SCOREBOARD_ROUTES 32
+#define SCOREBOARD_ROUTE_OTHER (SCOREBOARD_ROUTES - 1)
+#define SCOREBOARD_CLASSES 5
+#define SCOREBOARD_BUCKETS 14
+
+/* Database errors, by what went wrong (conduitd_db_errors_total's kind). */
+enum scoreboard_db_error {
+    SB_DB_CONSTRAINT,  /* SQLSTATE class 23: a duplicate, a missing row referred to */
+    SB_DB_TRANSACTION, /* class 40: a deadlock or a serialization failure */
+    SB_DB_QUERY,       /* any other error PostgreSQL answered a query with */
+    SB_DB_CONNECTION,  /* a connection lost, or one that could not be opened */
+    SB_DB_UNAVAILABLE, /* a query refused at once: no connection was up */
+    SB_DB_ERRORS
+};
+
+/* Why a worker ended (conduitd_worker_exits_total's cause). */
+enum scoreboard_exit {
+    SB_EXIT_RETIRED,   /* asked to stop (reload, recycling, fewer workers, shutdown) */
+    SB_EXIT_SIGNAL,    /* killed by a signal the master did not send */
+    SB_EXIT_ERROR,     /* exited on its own with a non-zero status */
+    SB_EXIT_CONFIG,    /* exited with the "bad configuration" status */
+    SB_EXIT_HEARTBEAT, /* SIGKILLed by the master: no heartbeat for timeout seconds */
+    SB_EXIT_STUCK,     /* SIGKILLed by the master: not gone by graceful_timeout */
+    SB_EXITS
+};
+
+/*
+ * A worker's counters: only ever added to, by that worker alone (relaxed
+ * atomic adds, no lock); the master folds them into the retired totals
+ * when it reaps the worker, so the instance's totals never go down.
+ */
+struct scoreboard_counters {
+    _Atomic uint64_t requests[SCOREBOARD_ROUTES][SCOREBOARD_CLASSES];
+    _Atomic uint64_t latency[SCOREBOARD_BUCKETS]; /* per bucket, not cumulative */
+    _Atomic uint64_t latency_us;                  /* the sum */
+    _Atomic uint64_t db_errors[SB_DB_ERRORS];
+    _Atomic uint64_t db_queue_full; /* queries refused: the wait queue was full */
+    _Atomic uint64_t cache_hits;    /* worker/cache.h */
+    _Atomic uint64_t cache_misses;
+    _Atomic uint64_t cache_invalidations;
+    _Atomic uint64_t bcrypt_jobs; /* hashes and verifications handed to the threads */
+};
+
 enum slot_state { SLOT_FREE, SLOT_STARTING, SLOT_READY, SLOT_DRAINING };
 
+/* Cache-line aligned: no two workers ever write the same line. */
 struct worker_slot {
     _Atomic int state;
     _Atomic int pid;
     _Atomic int index;
+    _Atomic int generation;
     _Atomic int recycle;          /* the worker reached max_requests: replace it */
+    _Atomic int pool_busy;        /* database connections running a query */
+    _Atomic int pool_idle;        /* database connections up and free */
+    _Atomic int bcrypt_queued;    /* hashing jobs not yet done */
+    _Atomic int64_t started_ms;   /* CLOCK_MONOTONIC, milliseconds */
     _Atomic int64_t heartbeat_ms; /* CLOCK_MONOTONIC, milliseconds */
     _Atomic uint64_t requests;    /* responses sent */
     _Atomic uint64_t errors;      /* responses with a 5xx status */
     _Atomic int64_t in_flight;    /* requests received, not yet answered */
     _Atomic int64_t queued;       /* requests waiting for a database connection */
-    _Atomic int64_t connections;  /* open client connections */
-    _Atomic uint64_t cache_hits;  /* worker/cache.h */
-    _Atomic uint64_t cache_misses;
-    _Atomic uint64_t cache_invalidations;
-    char pad[128 - 9 * 8 - 4 * 4];
-};
-_Static_assert(sizeof(struct worker_slot) == 128, "a slot is two cache lines");
+    struct scoreboard_counters c;
+} __attribute__((aligned(64)));
+
+/* The master's own counters: only the master writes them. */
+struct scoreboard_master {
+    _Atomic uint64_t worker_starts;
+    _Atomic uint64_t exits[SB_EXITS];
+    _Atomic uint64_t reloads;         /* HUPs that brought a new generation */
+    _Atomic uint64_t reload_failures; /* HUPs refused: the running configuration was kept */
+    _Atomic uint64_t heartbeat_kills;
+    _Atomic int generation;
+    _Atomic int workers;          /* the target */
+    _Atomic int64_t started_unix; /* when the master started, Unix seconds */
+    _Atomic int slots_used;       /* slots below this were claimed once: readers stop there */
+    /*
+     * Odd while the master folds a reaped worker's counters into retired
+     * and frees its slot: a reader that saw it change sums again, so it
+     * never counts a worker twice, or not at all.
+     */
+    _Atomic uint64_t fold_seq;
+} __attribute__((aligned(64)));
 
 struct scoreboard {
+    struct scoreboard_master master;
+    struct scoreboard_counters retired __attribute__((aligned(64)));
     struct worker_slot slots[SCOREBOARD_SLOTS];
 };
 
@@ -47,9 +120,24 @@ struct scoreboard {
 struct scoreboard *scoreboard_create(void);
 void scoreboard_destroy(struct scoreboard *sb);
 
-/* A free slot marked STARTING, or -1 when all are taken. */
-int scoreboard_claim(struct scoreboard *sb, int index, int64_t now_ms);
+/* A free slot, zeroed and marked STARTING, or -1 when all are taken. */
+int scoreboard_claim(struct scoreboard *sb, int index, int generation, int64_t now_ms);
+
+/* The worker of slot has been reaped: its counters go to the retired totals, its slot is free. */
 void scoreboard_release(struct scoreboard *sb, int slot);
+
+/*
+ * The instance's totals: the retired counters plus every live slot's,
+ * read consistently with the master's folds.  Any process may call it.
+ */
+void scoreboard_sum(const struct scoreboard *sb, struct scoreboard_counters *out);
+
+/* Adds one to a counter: the one write a request path makes, relaxed. */
+static inline void
+scoreboard_add(_Atomic uint64_t *counter, uint64_t n)
+{
+    atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
+}
 
 /* Milliseconds on CLOCK_MONOTONIC: heartbeats compare against it. */
 int64_t scoreboard_now_ms(void);

@@ -48,6 +48,9 @@ const struct config_key config_keys[] = {
      "one line per request: a file (reopened on USR1), syslog, or off", NULL, 0, "TARGET"},
     {"access_log_format", CONFIG_STRING, OFF(access_log_format), 0, 0, "combined", 1, 0,
      "combined (with request and database time) or json", NULL, 0, "FORMAT"},
+    {"status_listen", CONFIG_STRING, OFF(status_listen), 0, 0, "off", 0, 0,
+     "HOST:PORT for /metrics (Prometheus) and /status; loopback or private only", NULL, 0,
+     "HOST:PORT"},
     {"reuseport", CONFIG_BOOL, OFF(reuseport), 0, 0, "no", 1, 0,
      "each worker opens its own SO_REUSEPORT socket", NULL, 0, NULL},
     {"timeout", CONFIG_INT, OFF(timeout), 1, 3600, "30", 1, 0,
@@ -503,6 +506,46 @@ out:
     return rc;
 }
 
+/* The port of a HOST:PORT that valid_address() accepted. */
+static long
+address_port(const char *v)
+{
+    long port = -1;
+
+    parse_long(strrchr(v, ':') + 1, &port);
+    return port;
+}
+
+/*
+ * status_listen: off, or an address of its own.  On an address the API
+ * listens on, the bind would fail at start (or, with reuseport, share the
+ * port); said here so that -t says it too.
+ */
+static int
+check_status_listen(const struct config *c, char *err, size_t errlen)
+{
+    const char *v = c->status_listen;
+    long port;
+
+    if (!v || strcmp(v, "off") == 0)
+        return 0;
+    if (!valid_address(v)) {
+        seterr(err, errlen, "status_listen: \"%s\" is not HOST:PORT or off", v);
+        return -1;
+    }
+    port = address_port(v);
+    for (int i = 0; i < c->nlisten && port != 0; i++) {
+        if (address_port(c->listen[i]) == port) {
+            seterr(err, errlen,
+                   "status_listen %s: the API listens on port %ld (listen = %s); the status "
+                   "page needs a port of its own",
+                   v, port, c->listen[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int
 config_validate(const struct config *c, char *err, size_t errlen)
 {
@@ -528,6 +571,8 @@ config_validate(const struct config *c, char *err, size_t errlen)
                       c->access_log_format);
         return -1;
     }
+    if (check_status_listen(c, err, errlen) < 0)
+        return -1;
     const char *why = cors_check_list(c->cors_origin);
     if (why) {
         config_seterr(err, errlen, "cors_origin \"%s\": %s", c->cors_origin, why);

@@ -65,6 +65,8 @@ struct config {
     char *access_log;        /* a file, "syslog" or "off" (worker/access_log.h) */
     char *access_log_format; /* "combined" or "json" */
 
+    char *status_listen; /* HOST:PORT of /metrics and /status; NULL or "off": none */
+
     int max_requests;        /* 0: workers are not recycled */
     int max_requests_jitter; /* each worker's limit is max_requests + [0, jitter] */
 };

@@ -52,7 +52,8 @@ struct worker_proc {
     int64_t kill_at_ms; /* SIGKILL when still alive at this time; 0: none */
     int stopping;       /* the master asked it to exit */
     int ready;          /* its readiness is logged */
-    int killed;         /* SIGKILL sent */
+    int killed;         /* SIGKILL sent, for kill_cause */
+    int kill_cause;     /* SB_EXIT_HEARTBEAT or SB_EXIT_STUCK once killed */
     int recycling;      /* reached max_requests: retired once its replacement is ready */
 };
 
@@ -63,6 +64,7 @@ struct exit_record {
     int generation;
     int status;
     int asked;           /* the master had asked it to stop */
+    int kill_cause;      /* the master SIGKILLed it (enum scoreboard_exit), or 0 */
     int64_t judge_at_ms; /* not before; sooner if the master starts stopping */
 };
 
@@ -71,6 +73,7 @@ static struct master {
     struct config cfg;
     struct listener_set ls;
     struct listener_set old_ls; /* during a rebind: closed by new children */
+    struct listener status;     /* status_listen (fd -1 when off): never rebound */
     int have_old_ls;
     struct scoreboard *sb;
     struct worker_proc procs[MAX_PROCS];
@@ -220,7 +223,7 @@ spawn(int index)
     int slot;
     pid_t pid;
 
-    if (!p || (slot = scoreboard_claim(M.sb, index, now)) < 0) {
+    if (!p || (slot = scoreboard_claim(M.sb, index, M.generation, now)) < 0) {
         log_error("cannot start worker %d: no free slot (%d processes alive)", index, live_procs());
         return -1;
     }
@@ -232,6 +235,7 @@ spawn(int index)
         struct worker_args a = {
             .cfg = &M.cfg,
             .listeners = &M.ls,
+            .status = M.status.fd >= 0 ? &M.status : NULL,
             .sb = M.sb,
             .slot = slot,
             .index = index,
@@ -246,6 +250,7 @@ spawn(int index)
         scoreboard_release(M.sb, slot);
         return -1;
     }
+    atomic_fetch_add(&M.sb->master.worker_starts, 1);
     memset(p, 0, sizeof(*p));
     p->pid = pid;
     p->slot = slot;
@@ -358,6 +363,7 @@ reap(void)
         e->generation = p->generation;
         e->status = status;
         e->asked = p->stopping;
+        e->kill_cause = p->killed ? p->kill_cause : 0;
         e->judge_at_ms = scoreboard_now_ms();
         if (!e->asked && stopped_by_signal(status))
             e->judge_at_ms += STRAY_STOP_WAIT_MS;
@@ -365,6 +371,21 @@ reap(void)
         scoreboard_release(M.sb, p->slot);
         memset(p, 0, sizeof(*p)); /* gone: a stop begun later must not signal its pid */
     }
+}
+
+/* What /metrics counts the exit as (conduitd_worker_exits_total's cause). */
+static enum scoreboard_exit
+exit_cause(const struct exit_record *e)
+{
+    int st = e->status;
+
+    if (e->kill_cause)
+        return (enum scoreboard_exit)e->kill_cause;
+    if (e->asked || (M.stopping && WIFEXITED(st) && WEXITSTATUS(st) == 0))
+        return SB_EXIT_RETIRED;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == WORKER_EXIT_FATAL)
+        return SB_EXIT_CONFIG;
+    return WIFSIGNALED(st) ? SB_EXIT_SIGNAL : SB_EXIT_ERROR;
 }
 
 /* Says what each reaped worker's exit was, once it can be told. */
@@ -383,6 +404,7 @@ settle_exits(int64_t now)
             continue;
         }
         describe_status(st, how, sizeof(how));
+        atomic_fetch_add(&M.sb->master.exits[exit_cause(e)], 1);
         if (e->asked || (M.stopping && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
             log_info("worker %d (pid %d) exited (%s)", e->index, (int)e->pid, how);
         } else if (WIFEXITED(st) && WEXITSTATUS(st) == WORKER_EXIT_FATAL) {
@@ -599,11 +621,14 @@ tick(void)
                       p->index, (int)p->pid, (long long)silent, M.cfg.timeout);
             kill(p->pid, SIGKILL);
             p->killed = 1;
+            p->kill_cause = SB_EXIT_HEARTBEAT;
+            atomic_fetch_add(&M.sb->master.heartbeat_kills, 1);
         } else if (p->kill_at_ms && now >= p->kill_at_ms) {
             log_warning("worker %d (pid %d) did not exit in time: killing it with SIGKILL",
                         p->index, (int)p->pid);
             kill(p->pid, SIGKILL);
             p->killed = 1;
+            p->kill_cause = SB_EXIT_STUCK;
         }
     }
 
@@ -682,6 +707,7 @@ reload(void)
     log_notice("reloading the configuration");
     notify_reloading(&M.notify);
     if (options_resolve(M.opts, &nc, err, sizeof(err)) < 0) {
+        atomic_fetch_add(&M.sb->master.reload_failures, 1);
         log_error("reload failed: %s; keeping the running configuration", err);
         notify_send(&M.notify, "READY=1\nSTATUS=reload failed, running configuration kept: %s",
                     err);
@@ -693,6 +719,7 @@ reload(void)
                   "configuration",
                   key);
         notify_send(&M.notify, "READY=1\nSTATUS=reload refused: %s needs a restart", key);
+        atomic_fetch_add(&M.sb->master.reload_failures, 1);
         config_free(&nc);
         return;
     }
@@ -700,6 +727,7 @@ reload(void)
     if (rebind) {
         struct listener_set nls;
         if (listen_open(&nls, &nc, err, sizeof(err)) < 0) {
+            atomic_fetch_add(&M.sb->master.reload_failures, 1);
             log_error("reload failed: %s; keeping the running configuration", err);
             notify_send(&M.notify, "READY=1\nSTATUS=reload failed, running configuration kept: %s",
                         err);
@@ -724,6 +752,9 @@ reload(void)
     M.backoff_until_ms = 0;
     M.generation++;
     M.target = config_workers(&M.cfg);
+    atomic_fetch_add(&M.sb->master.reloads, 1);
+    atomic_store(&M.sb->master.generation, M.generation);
+    atomic_store(&M.sb->master.workers, M.target);
     M.reloading = 1;
     M.reload_started_ms = scoreboard_now_ms();
     spawn_missing(M.reload_started_ms);
@@ -750,6 +781,7 @@ set_target(int n)
         }
     }
     M.target = n;
+    atomic_store(&M.sb->master.workers, n);
 }
 
 static void
@@ -764,6 +796,7 @@ begin_stop(enum stop_mode mode)
                 mode == STOP_FAST ? "fast" : "graceful", live_procs());
     /* New connections are refused from now on; the workers close their copies. */
     listen_close(&M.ls);
+    listen_close_one(&M.status);
     for (int i = 0; i < MAX_PROCS; i++) {
         struct worker_proc *p = &M.procs[i];
         if (!p->pid)
@@ -877,6 +910,7 @@ master_init(const struct options *opts, struct config *cfg)
     memset(cfg, 0, sizeof(*cfg));
     M.target = config_workers(&M.cfg);
     M.generation = 1;
+    M.status.fd = -1;
     log_set_role("master");
 
     raise_nofile(M.cfg.max_connections);
@@ -884,12 +918,20 @@ master_init(const struct options *opts, struct config *cfg)
         log_error("%s", err);
         return -1;
     }
+    if (listen_open_status(&M.status, M.cfg.status_listen, err, sizeof(err)) < 0) {
+        log_error("%s", err);
+        listen_close(&M.ls);
+        return -1;
+    }
     M.sb = scoreboard_create();
     if (!M.sb) {
         log_error("cannot map the scoreboard: %s", strerror(errno));
         listen_close(&M.ls);
+        listen_close_one(&M.status);
         return -1;
     }
+    atomic_store(&M.sb->master.generation, M.generation);
+    atomic_store(&M.sb->master.workers, M.target);
     return 0;
 }
 
@@ -906,6 +948,8 @@ master_run(void)
     }
     chown_log();
     log_listeners(&M.ls);
+    if (M.status.fd >= 0)
+        log_notice("status page (/metrics, /status) on %s", M.status.name);
     log_notice("conduitd %s starting %d worker(s)%s", VERSION, M.target,
                M.cfg.reuseport ? ", each with its own SO_REUSEPORT socket" : "");
     log_db_sizing(M.target);
@@ -927,8 +971,10 @@ master_run(void)
     if (!M.started)
         daemon_ready(0);
     log_notice("stopped");
-    if (M.stopping == RUNNING)
+    if (M.stopping == RUNNING) {
         listen_close(&M.ls);
+        listen_close_one(&M.status);
+    }
     scoreboard_destroy(M.sb);
     notify_close(&M.notify);
     close(M.sigpipe[0]);

@@ -21,6 +21,7 @@
 
 #include "common/log.h"
 #include "common/password.h"
+#include "common/scoreboard.h"
 
 #define MAX_THREADS 64
 
@@ -44,7 +45,18 @@ struct bcrypt_pool {
     int stop;
     int done_pipe[2];
     struct event *done_ev;
+    struct worker_slot *slot; /* its counters, or NULL */
+    int pending;              /* jobs handed over, callback not yet run (loop thread only) */
 };
+
+/* The jobs in the threads' hands, for /metrics (loop thread only). */
+static void
+set_pending(struct bcrypt_pool *p, int delta)
+{
+    p->pending += delta;
+    if (p->slot)
+        atomic_store_explicit(&p->slot->bcrypt_queued, p->pending, memory_order_relaxed);
+}
 
 static void *
 run_thread(void *arg)
@@ -85,10 +97,10 @@ on_done(evutil_socket_t fd, short what, void *arg)
     ssize_t n;
 
     (void)what;
-    (void)arg;
     while ((n = read(fd, jobs, sizeof(jobs))) > 0) {
         for (size_t i = 0; i < (size_t)n / sizeof(jobs[0]); i++) {
             struct bjob *j = jobs[i];
+            set_pending(arg, -1);
             j->cb(j->arg, j->ok, j->hash);
             explicit_bzero(j, sizeof(*j));
             free(j);
@@ -97,7 +109,7 @@ on_done(evutil_socket_t fd, short what, void *arg)
 }
 
 struct bcrypt_pool *
-bcrypt_pool_new(struct event_base *base, int threads, int cost)
+bcrypt_pool_new(struct event_base *base, int threads, int cost, struct worker_slot *slot)
 {
     struct bcrypt_pool *p = calloc(1, sizeof(*p));
     sigset_t all, old;
@@ -107,6 +119,7 @@ bcrypt_pool_new(struct event_base *base, int threads, int cost)
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
     p->cost = cost;
+    p->slot = slot;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->more, NULL);
     if (pipe2(p->done_pipe, O_CLOEXEC) < 0) {
@@ -183,6 +196,9 @@ submit(struct bcrypt_pool *p, int verify, const char *password, const char *hash
         snprintf(j->hash, sizeof(j->hash), "%s", hash);
     j->cb = cb;
     j->arg = arg;
+    set_pending(p, 1);
+    if (p->slot)
+        scoreboard_add(&p->slot->c.bcrypt_jobs, 1);
     pthread_mutex_lock(&p->lock);
     if (p->tail)
         p->tail->next = j;

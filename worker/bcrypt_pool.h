@@ -14,11 +14,14 @@
 
 struct event_base;
 struct bcrypt_pool;
+struct worker_slot;
 
 /* hash: ok 1 and the new hash, or 0.  verify: ok 1 on a match, else 0. */
 typedef void (*bcrypt_cb)(void *arg, int ok, const char *hash);
 
-struct bcrypt_pool *bcrypt_pool_new(struct event_base *base, int threads, int cost);
+/* slot, when not NULL, gets the jobs' counts (common/scoreboard.h). */
+struct bcrypt_pool *bcrypt_pool_new(struct event_base *base, int threads, int cost,
+                                    struct worker_slot *slot);
 void bcrypt_pool_free(struct bcrypt_pool *p);
 
 void bcrypt_hash(struct bcrypt_pool *p, const char *password, bcrypt_cb cb, void *arg);

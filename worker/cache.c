@@ -47,7 +47,7 @@ struct cache {
 #define COUNT(c, field)                                                                            \
     do {                                                                                           \
         if ((c)->slot)                                                                             \
-            atomic_fetch_add_explicit(&(c)->slot->field, 1, memory_order_relaxed);                 \
+            scoreboard_add(&(c)->slot->c.field, 1);                                                \
     } while (0)
 
 /* FNV-1a: keys are short text. */

@@ -61,6 +61,7 @@ struct db_pool {
     int ready;
     int queue_max;
     int queued;
+    int busy, idle;          /* connections in CONN_BUSY, CONN_IDLE */
     struct job *head, *tail; /* waiting for a connection */
     struct job *failed;      /* to be told DB_UNAVAILABLE from the loop */
     struct event *deliver;
@@ -103,6 +104,40 @@ deliver_failures(evutil_socket_t fd, short what, void *arg)
         j->cb(j->arg, DB_UNAVAILABLE, NULL);
         job_free(j);
     }
+}
+
+/* A connection's state, and the pool's busy and idle counts for /metrics. */
+static void
+set_state(struct pool_conn *c, enum conn_state st)
+{
+    struct db_pool *p = c->pool;
+
+    p->busy += (st == CONN_BUSY) - (c->state == CONN_BUSY);
+    p->idle += (st == CONN_IDLE) - (c->state == CONN_IDLE);
+    c->state = st;
+    if (p->slot) {
+        atomic_store_explicit(&p->slot->pool_busy, p->busy, memory_order_relaxed);
+        atomic_store_explicit(&p->slot->pool_idle, p->idle, memory_order_relaxed);
+    }
+}
+
+/* One more database error of this kind in the worker's counters. */
+static void
+count_error(struct db_pool *p, enum scoreboard_db_error kind)
+{
+    if (p->slot)
+        scoreboard_add(&p->slot->c.db_errors[kind], 1);
+}
+
+/* What /metrics counts a query's error as, by its SQLSTATE class. */
+static enum scoreboard_db_error
+error_kind(const char *sqlstate)
+{
+    if (strncmp(sqlstate, "23", 2) == 0)
+        return SB_DB_CONSTRAINT;
+    if (strncmp(sqlstate, "40", 2) == 0)
+        return SB_DB_TRANSACTION;
+    return SB_DB_QUERY;
 }
 
 static void
@@ -161,6 +196,7 @@ pool_conn_broken(struct pool_conn *c, const char *why)
     struct db_pool *p = c->pool;
     struct timeval tv;
 
+    count_error(p, SB_DB_CONNECTION);
     if (c->state >= CONN_IDLE || c->was_up || !p->outage_logged) {
         log_warning("database connection %d: %s; reconnecting", c->id, why);
         if (strstr(why, "too many clients"))
@@ -201,7 +237,7 @@ pool_conn_broken(struct pool_conn *c, const char *why)
         PQfinish(c->pg);
         c->pg = NULL;
     }
-    c->state = CONN_DOWN;
+    set_state(c, CONN_DOWN);
     if (p->ready == 0)
         fail_all_waiting(p);
 
@@ -244,7 +280,7 @@ start_connect(struct pool_conn *c)
         return;
     }
     PQsetNoticeProcessor(c->pg, on_notice, NULL);
-    c->state = CONN_CONNECTING;
+    set_state(c, CONN_CONNECTING);
     if (watch(c, EV_WRITE) < 0)
         pool_conn_broken(c, "no socket");
 }
@@ -256,7 +292,7 @@ send_job(struct pool_conn *c, struct job *j)
     int flush;
 
     c->job = j;
-    c->state = CONN_BUSY;
+    set_state(c, CONN_BUSY);
     if (!PQsendQueryPrepared(c->pg, q->name, q->nparams, j->values, NULL, NULL, 1)) {
         pool_conn_broken(c, PQerrorMessage(c->pg));
         return;
@@ -272,7 +308,7 @@ pool_conn_idle(struct pool_conn *c)
 {
     struct db_pool *p = c->pool;
 
-    c->state = CONN_IDLE;
+    set_state(c, CONN_IDLE);
     if (p->head) {
         struct job *j = p->head;
         p->head = j->next;
@@ -382,8 +418,10 @@ command_done(struct pool_conn *c)
         pool_conn_broken(c, why);
         return;
     }
-    if (!ok)
+    if (!ok) {
         log_debug("query %s: %s", sql_queries[j->q].name, db_sqlstate(res));
+        count_error(c->pool, error_kind(db_sqlstate(res)));
+    }
     j->cb(j->arg, ok ? DB_OK : DB_SQL_ERROR, res);
     job_free(j);
     PQclear(res);
@@ -407,7 +445,7 @@ pool_conn_event(evutil_socket_t fd, short what, void *arg)
                 pool_conn_broken(c, "no socket");
             return;
         case PGRES_POLLING_OK:
-            c->state = CONN_PREPARING;
+            set_state(c, CONN_PREPARING);
             c->prepared = 0;
             send_next_prepare(c);
             return;
@@ -556,6 +594,7 @@ db_query(struct db_pool *p, enum sql_query_id q, const char *const *params, db_c
     }
 
     if (p->ready == 0) {
+        count_error(p, SB_DB_UNAVAILABLE);
         fail_later(p, j);
         return;
     }
@@ -566,6 +605,8 @@ db_query(struct db_pool *p, enum sql_query_id q, const char *const *params, db_c
         }
     }
     if (p->queued >= p->queue_max) {
+        if (p->slot)
+            scoreboard_add(&p->slot->c.db_queue_full, 1);
         fail_later(p, j);
         return;
     }

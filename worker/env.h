@@ -21,6 +21,7 @@ struct config;
 struct db_pool;
 struct evbuffer;
 struct event_base;
+struct scoreboard;
 struct worker_slot;
 
 struct env {
@@ -32,8 +33,9 @@ struct env {
     struct cache_sync *sync;   /* NULL unless cache and cache_sync are on */
     struct access_log *access; /* NULL with access_log = off */
     struct evbuffer *scratch;
-    struct worker_slot *slot; /* this worker's scoreboard slot: its counters */
-    int index;                /* the worker's number, as /healthz reports it */
+    struct worker_slot *slot;    /* this worker's scoreboard slot: its counters */
+    const struct scoreboard *sb; /* every slot, for /metrics and /status (worker/status.h) */
+    int index;                   /* the worker's number, as /healthz reports it */
 };
 
 #endif

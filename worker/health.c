@@ -34,9 +34,9 @@ add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
         ",\"cache\":{\"enabled\":%s,\"entries\":%zu,\"hits\":%llu,\"misses\":%llu,"
         "\"invalidations\":%llu",
         cache_enabled(k) ? "true" : "false", cache_count(k),
-        (unsigned long long)atomic_load_explicit(&s->cache_hits, memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&s->cache_misses, memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&s->cache_invalidations, memory_order_relaxed));
+        (unsigned long long)atomic_load_explicit(&s->c.cache_hits, memory_order_relaxed),
+        (unsigned long long)atomic_load_explicit(&s->c.cache_misses, memory_order_relaxed),
+        (unsigned long long)atomic_load_explicit(&s->c.cache_invalidations, memory_order_relaxed));
     if (sync) {
         cache_sync_delays(sync, &d);
         evbuffer_add_printf(b,

@@ -21,6 +21,7 @@
 #include "worker/access_log.h"
 #include "worker/conn.h"
 #include "worker/env.h"
+#include "worker/metrics.h"
 #include "worker/routes.h"
 
 static int
@@ -110,13 +111,17 @@ count_in_flight(const struct env *e, int delta)
     atomic_store_explicit(&e->slot->in_flight, in_flight, memory_order_relaxed);
 }
 
+/* A response sent: the worker's counts, and the instance's metrics (worker/metrics.h). */
 static void
-count_response(const struct env *e, int status)
+count_response(const struct http_ctx *c, int status, int64_t us)
 {
+    const struct env *e = c->env;
     uint64_t n = atomic_fetch_add_explicit(&e->slot->requests, 1, memory_order_relaxed) + 1;
 
     if (status >= 500)
         atomic_fetch_add_explicit(&e->slot->errors, 1, memory_order_relaxed);
+    metrics_count_response(e->slot, c->match.route ? (int)(c->match.route - routes) : -1, status,
+                           us);
     /*
      * max_requests, as gunicorn's: the master starts a replacement and,
      * once it is ready, retires this worker as a reload would (no request
@@ -316,11 +321,11 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
             evhttp_add_header(h, "Content-Length", len);
             evbuffer_drain(body, evbuffer_get_length(body));
         }
+        int64_t us = http_now_us() - c->start_us; /* the access log's and the histogram's */
         access_log_write(e->access, c->req, status,
-                         status == 204 || !body ? 0 : evbuffer_get_length(body),
-                         http_now_us() - c->start_us, c->db_us);
+                         status == 204 || !body ? 0 : evbuffer_get_length(body), us, c->db_us);
         evhttp_send_reply(c->req, status, NULL, status == 204 ? NULL : body);
-        count_response(e, status);
+        count_response(c, status, us);
     }
     if (body)
         evbuffer_drain(body, evbuffer_get_length(body));

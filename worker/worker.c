@@ -32,6 +32,8 @@
 #include "worker/db.h"
 #include "worker/env.h"
 #include "worker/http.h"
+#include "worker/metrics.h"
+#include "worker/status.h"
 
 #define HEARTBEAT_MS 250
 #define ACCEPT_RETRY_MS 100
@@ -47,6 +49,9 @@ struct worker {
     int nbound;
     struct evhttp_bound_socket *bound[CONFIG_MAX_LISTEN];
     struct evconnlistener *listener[CONFIG_MAX_LISTEN];
+    struct evhttp *status_http; /* status_listen: its own evhttp (worker/status.h) */
+    struct evhttp_bound_socket *status_bound;
+    struct evconnlistener *status_listener;
     struct event *heartbeat;
     struct event *accept_retry;
     struct event *drain_deadline;
@@ -133,6 +138,22 @@ on_accept_retry(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (w->ready && !w->draining && !w->at_cap)
         set_accepting(w, 1);
+    if (w->status_listener && !w->draining)
+        evconnlistener_enable(w->status_listener);
+}
+
+/* accept() failed on the status socket: pause it alone, as on_accept_error does the API's. */
+static void
+on_status_accept_error(struct evconnlistener *l, void *arg)
+{
+    struct worker *w = &the_worker;
+    struct timeval tv = {0, ACCEPT_RETRY_MS * 1000};
+
+    (void)arg;
+    log_warning("accept failed on the status socket: %s; pausing it for %d ms",
+                strerror(EVUTIL_SOCKET_ERROR()), ACCEPT_RETRY_MS);
+    evconnlistener_disable(l);
+    event_add(w->accept_retry, &tv);
 }
 
 /*
@@ -171,6 +192,17 @@ on_conn_event(enum conn_news news, void *arg)
             set_accepting(w, 1);
     }
     exit_if_drained(w);
+}
+
+/* A retiring worker leaves the scrapes to the others, as it leaves them new requests. */
+static void
+stop_status(struct worker *w)
+{
+    status_drain();
+    if (w->status_bound)
+        evhttp_del_accept_socket(w->status_http, w->status_bound); /* frees the listener too */
+    w->status_bound = NULL;
+    w->status_listener = NULL;
 }
 
 static void
@@ -251,6 +283,7 @@ drain(struct worker *w)
         return;
     w->draining = 1;
     http_drain();
+    stop_status(w);
     atomic_store(&w->env.slot->state, SLOT_DRAINING);
     event_active(w->accept_close, EV_TIMEOUT, 0);
     conn_drain();
@@ -421,6 +454,42 @@ setup_http(struct worker *w, struct listener_set *ls)
 }
 
 /*
+ * The status listener: its own small evhttp on the master's socket, with
+ * no connection cap and no pause at the API's, so a scrape is answered
+ * while the API is saturated.  A scrape is a few hundred bytes in, a few
+ * kilobytes out: small limits, and a short idle timeout.
+ */
+#define STATUS_TIMEOUT_S 10
+#define STATUS_MAX_HEADERS 8192
+
+static int
+setup_status(struct worker *w, const struct listener *l)
+{
+    if (metrics_init() < 0)
+        fatal("the route table has more entries than the scoreboard has rows");
+    if (!l)
+        return 0;
+    w->status_http = evhttp_new(w->env.base);
+    if (!w->status_http)
+        return -1;
+    evhttp_set_timeout(w->status_http, STATUS_TIMEOUT_S);
+    evhttp_set_max_headers_size(w->status_http, STATUS_MAX_HEADERS);
+    evhttp_set_max_body_size(w->status_http, 0);
+    evhttp_set_allowed_methods(w->status_http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+                                                   EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+                                                   EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+    evhttp_set_gencb(w->status_http, status_dispatch, &w->env);
+    /* Backlog 0: the master listens already; the descriptor is this process's copy. */
+    w->status_listener = evconnlistener_new(
+        w->env.base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, l->fd);
+    if (!w->status_listener)
+        return -1;
+    evconnlistener_set_error_cb(w->status_listener, on_status_accept_error);
+    w->status_bound = evhttp_bind_listener(w->status_http, w->status_listener);
+    return w->status_bound ? 0 : -1;
+}
+
+/*
  * Readiness is what the master waits for before it retires the old
  * generation of a reload: the new worker says so once its database pool
  * can take queries (or PostgreSQL is found down, or READY_WAIT_MS passed).
@@ -507,7 +576,7 @@ setup_services(struct worker *w)
     PQconninfoFree(opts);
     w->env.db = db_pool_new(w->env.base, conninfo, options, c->pool, c->pool_queue, w->env.slot);
     free(options);
-    w->env.bcrypt = bcrypt_pool_new(w->env.base, c->bcrypt_threads, c->bcrypt_cost);
+    w->env.bcrypt = bcrypt_pool_new(w->env.base, c->bcrypt_threads, c->bcrypt_cost, w->env.slot);
     if (!w->env.db || !w->env.bcrypt) {
         log_error("cannot create the database pool or the hashing threads");
         return -1;
@@ -557,7 +626,9 @@ teardown(struct worker *w)
     db_pool_free(w->env.db);
     w->tearing_down = 1;
     if (w->http)
-        evhttp_free(w->http);        /* closes every connection still open */
+        evhttp_free(w->http); /* closes every connection still open */
+    if (w->status_http)
+        evhttp_free(w->status_http);
     access_log_close(w->env.access); /* writes what is buffered */
     conn_shutdown();
     for (size_t i = 0; i < sizeof(w->signals) / sizeof(w->signals[0]); i++)
@@ -596,6 +667,7 @@ worker_main(const struct worker_args *a)
     w->env.cfg = a->cfg;
     w->env.index = a->index;
     w->env.slot = &a->sb->slots[a->slot];
+    w->env.sb = a->sb;
     atomic_store(&w->env.slot->pid, (int)getpid());
     atomic_store(&w->env.slot->heartbeat_ms, scoreboard_now_ms());
 
@@ -614,7 +686,7 @@ worker_main(const struct worker_args *a)
         setup_signals(w) < 0)
         fatal("cannot create the loop's events");
 
-    if (setup_http(w, a->listeners) < 0) {
+    if (setup_http(w, a->listeners) < 0 || setup_status(w, a->status) < 0) {
         log_error("cannot set up HTTP; exiting");
         teardown(w);
         exit(1);

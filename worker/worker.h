@@ -12,6 +12,7 @@
 #define CONDUITD_WORKER_H
 
 struct config;
+struct listener;
 struct listener_set;
 struct scoreboard;
 
@@ -21,6 +22,7 @@ struct scoreboard;
 struct worker_args {
     const struct config *cfg;
     struct listener_set *listeners;
+    const struct listener *status; /* status_listen's socket, or NULL */
     struct scoreboard *sb;
     int slot;
     int index;

@@ -2,11 +2,13 @@
 # A worker stuck in a busy loop (/debug/spin, a test-only hook) stops its
 # heartbeat: the master kills it after --timeout and replaces it, while the
 # other worker keeps serving a load of kept-alive clients.  Only the stuck
-# worker's connections may fail.
+# worker's connections may fail.  The status port answers meanwhile, and
+# /metrics counts the kill by its cause.
 . "$top_srcdir/t/lib.sh"
 has_test_hooks || skip "built without --enable-test-hooks"
 
-conduitd_start -w 2 --timeout 2
+conduitd_start -w 2 --timeout 2 --status-listen 127.0.0.1:0
+SBASE=http://$(sed -n 's/.*status page.* on \(127\.0\.0\.1:[0-9]*\).*/\1/p' "$T/conduitd.log" | head -n 1)
 wait_for 5 workers_are 2
 before=$(worker_pids | sort | tr '\n' ' ')
 load_start stuck -w -c 8 -d 6 -r 400 -u /healthz -t 8000 -o "$T/stuck.csv"
@@ -19,6 +21,9 @@ wait_for 5 lines_at_least "$T/stuck.csv" 50 # the load runs
 curl -s --max-time 30 -o /dev/null "$BASE/debug/spin?ms=20000" &
 spin=$!
 t_stuck=$(ms_now)
+sleep 0.3
+is "a scrape while a worker is stuck is answered" \
+    "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$SBASE/metrics")" 200
 wait_for 6 grep -q 'sent no heartbeat' "$T/conduitd.log"
 t_killed=$(ms_now)
 check "the master notices the stuck worker" grep -q 'sent no heartbeat .*killing it with SIGKILL' "$T/conduitd.log"
@@ -29,6 +34,9 @@ check "killed after the 2 s timeout, not long after" [ "$ms" -ge 1500 -a "$ms" -
 wait "$spin"
 wait_for 3 workers_are 2
 is "it is replaced" "$(worker_count)" 2
+curl -s --max-time 5 "$SBASE/metrics" >"$T/metrics.txt"
+check "/metrics counts one heartbeat kill" grep -qx 'conduitd_heartbeat_kills_total 1' "$T/metrics.txt"
+check "and one exit by the cause heartbeat" grep -qx 'conduitd_worker_exits_total{cause="heartbeat"} 1' "$T/metrics.txt"
 check "by a new process" [ "$(worker_pids | sort | tr '\n' ' ')" != "$before" ]
 load_wait fresh
 load_wait stuck "$stuck_load"

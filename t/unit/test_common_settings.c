@@ -487,6 +487,40 @@ START_TEST(test_validate)
 }
 END_TEST
 
+START_TEST(test_status_listen)
+{
+    char e[CONFIG_ERR_LEN];
+    static const char *const bad[] = {"nonsense", "127.0.0.1", "127.0.0.1:65536", ":x", "[::1]"};
+
+    cfg.dev = 1;
+    /* Off by default, and "off" spelled out. */
+    ck_assert_str_eq(cfg.status_listen, "off");
+    ck_assert_int_eq(config_validate(&cfg, e, sizeof(e)), 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_int_eq(config_set(&cfg, "status_listen", bad[i], 0, e, sizeof(e)), 0);
+        ck_assert_int_eq(config_validate(&cfg, e, sizeof(e)), -1);
+        ck_assert_ptr_nonnull(strstr(e, "is not HOST:PORT or off"));
+    }
+    ck_assert_int_eq(config_set(&cfg, "status_listen", "127.0.0.1:9145", 0, e, sizeof(e)), 0);
+    ck_assert_int_eq(config_validate(&cfg, e, sizeof(e)), 0);
+    ck_assert_int_eq(config_set(&cfg, "status_listen", "[::1]:0", 0, e, sizeof(e)), 0);
+    ck_assert_int_eq(config_validate(&cfg, e, sizeof(e)), 0);
+    /* Never the API's port, on any of its addresses. */
+    ck_assert_int_eq(config_set(&cfg, "listen", "0.0.0.0:9145", 0, e, sizeof(e)), 0);
+    ck_assert_int_eq(config_set(&cfg, "status_listen", "127.0.0.1:9145", 0, e, sizeof(e)), 0);
+    ck_assert_int_eq(config_validate(&cfg, e, sizeof(e)), -1);
+    ck_assert_ptr_nonnull(strstr(e, "needs a port of its own"));
+    /* A restart, not a reload, changes it. */
+    {
+        struct config other;
+        ck_assert_int_eq(config_copy(&other, &cfg), 0);
+        ck_assert_int_eq(config_set(&other, "status_listen", "off", 0, e, sizeof(e)), 0);
+        ck_assert_str_eq(config_nonreloadable_change(&cfg, &other), "status_listen");
+        config_free(&other);
+    }
+}
+END_TEST
+
 START_TEST(test_print)
 {
     char *text;
@@ -588,6 +622,7 @@ config_suite(void)
     tcase_add_test(tc, test_load_file);
     tcase_add_test(tc, test_copy);
     tcase_add_test(tc, test_validate);
+    tcase_add_test(tc, test_status_listen);
     tcase_add_test(tc, test_print);
     tcase_add_test(tc, test_nonreloadable_change);
     suite_add_tcase(s, tc);

@@ -1,0 +1,336 @@
+/*
+ * metrics: see metrics.h.
+ */
+#include "config.h"
+
+#include "worker/metrics.h"
+
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "common/scoreboard.h"
+#include "worker/routes.h"
+
+/* The latency histogram's upper bounds in microseconds; the last bucket is +Inf. */
+static const int64_t bucket_us[SCOREBOARD_BUCKETS - 1] = {
+    1000,   2500,   5000,    10000,   25000,   50000,   100000,
+    250000, 500000, 1000000, 2500000, 5000000, 10000000};
+
+static const char *const exit_cause[SB_EXITS] = {
+    [SB_EXIT_RETIRED] = "retired",     [SB_EXIT_SIGNAL] = "signal",
+    [SB_EXIT_ERROR] = "error",         [SB_EXIT_CONFIG] = "config",
+    [SB_EXIT_HEARTBEAT] = "heartbeat", [SB_EXIT_STUCK] = "stop_timeout"};
+
+static const char *const db_error_kind[SB_DB_ERRORS] = {[SB_DB_CONSTRAINT] = "constraint",
+                                                        [SB_DB_TRANSACTION] = "transaction",
+                                                        [SB_DB_QUERY] = "query",
+                                                        [SB_DB_CONNECTION] = "connection",
+                                                        [SB_DB_UNAVAILABLE] = "unavailable"};
+
+int
+metrics_init(void)
+{
+    return nroutes <= SCOREBOARD_ROUTE_OTHER ? 0 : -1;
+}
+
+void
+metrics_count_response(struct worker_slot *s, int route, int status, int64_t us)
+{
+    int cls = status / 100 - 1, b = 0;
+
+    if (route < 0 || route >= SCOREBOARD_ROUTE_OTHER)
+        route = SCOREBOARD_ROUTE_OTHER;
+    if (cls < 0 || cls >= SCOREBOARD_CLASSES)
+        cls = SCOREBOARD_CLASSES - 1;
+    if (us < 0)
+        us = 0;
+    while (b < SCOREBOARD_BUCKETS - 1 && us > bucket_us[b])
+        b++;
+    scoreboard_add(&s->c.requests[route][cls], 1);
+    scoreboard_add(&s->c.latency[b], 1);
+    scoreboard_add(&s->c.latency_us, (uint64_t)us);
+}
+
+static uint64_t
+get(const _Atomic uint64_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* What the live workers hold right now (the gauges), and how many are in each state. */
+struct live {
+    int64_t in_flight, queued;
+    int64_t pool_busy, pool_idle, bcrypt_queued;
+    int states[4]; /* enum slot_state */
+};
+
+static void
+sum_live(const struct scoreboard *sb, struct live *l)
+{
+    int used = atomic_load(&sb->master.slots_used);
+
+    *l = (struct live){0};
+    for (int i = 0; i < used && i < SCOREBOARD_SLOTS; i++) {
+        const struct worker_slot *s = &sb->slots[i];
+        int st = atomic_load(&s->state);
+        if (st == SLOT_FREE || st < 0 || st > SLOT_DRAINING)
+            continue;
+        l->states[st]++;
+        l->in_flight += atomic_load_explicit(&s->in_flight, memory_order_relaxed);
+        l->queued += atomic_load_explicit(&s->queued, memory_order_relaxed);
+        l->pool_busy += atomic_load_explicit(&s->pool_busy, memory_order_relaxed);
+        l->pool_idle += atomic_load_explicit(&s->pool_idle, memory_order_relaxed);
+        l->bcrypt_queued += atomic_load_explicit(&s->bcrypt_queued, memory_order_relaxed);
+    }
+}
+
+static void
+header(struct evbuffer *b, const char *name, const char *type, const char *help)
+{
+    evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void
+one(struct evbuffer *b, const char *name, const char *type, const char *help, long long v)
+{
+    header(b, name, type, help);
+    evbuffer_add_printf(b, "%s %lld\n", name, v);
+}
+
+/* "GET" for a route's method (one enum router_method bit). */
+static const char *
+method_name(int m)
+{
+    switch (m) {
+    case ROUTER_GET:
+        return "GET";
+    case ROUTER_POST:
+        return "POST";
+    case ROUTER_PUT:
+        return "PUT";
+    case ROUTER_DELETE:
+        return "DELETE";
+    case ROUTER_PATCH:
+        return "PATCH";
+    default:
+        return "OTHER";
+    }
+}
+
+/*
+ * Every route gets its 2xx, 4xx and 5xx series from the first scrape on
+ * (a series that appears only at its first error defeats rate()); 1xx and
+ * 3xx, which the API never sends, only once counted.
+ */
+static void
+write_requests(struct evbuffer *b, const struct scoreboard_counters *t)
+{
+    header(b, "conduitd_http_requests_total", "counter",
+           "Responses sent, by route (the route table's pattern; unmatched: 404, 405, "
+           "preflights, requests cut short) and status class.");
+    for (int r = 0; r <= SCOREBOARD_ROUTE_OTHER; r++) {
+        const char *method = "any", *route = "unmatched";
+        if (r < (int)nroutes) {
+            method = method_name(routes[r].method);
+            route = routes[r].pattern;
+        } else if (r != SCOREBOARD_ROUTE_OTHER) {
+            continue;
+        }
+        for (int cls = 0; cls < SCOREBOARD_CLASSES; cls++) {
+            uint64_t n = get(&t->requests[r][cls]);
+            if (n == 0 && (cls == 0 || cls == 2))
+                continue;
+            evbuffer_add_printf(b,
+                                "conduitd_http_requests_total{method=\"%s\",route=\"%s\","
+                                "status=\"%dxx\"} %llu\n",
+                                method, route, cls + 1, (unsigned long long)n);
+        }
+    }
+}
+
+static void
+write_latency(struct evbuffer *b, const struct scoreboard_counters *t)
+{
+    uint64_t cum = 0;
+    uint64_t sum = get(&t->latency_us);
+
+    header(b, "conduitd_http_request_duration_seconds", "histogram",
+           "Time from a request's dispatch to its reply, as the access log's request time.");
+    for (int i = 0; i < SCOREBOARD_BUCKETS; i++) {
+        cum += get(&t->latency[i]);
+        if (i < SCOREBOARD_BUCKETS - 1)
+            evbuffer_add_printf(b,
+                                "conduitd_http_request_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                                (double)bucket_us[i] / 1e6, (unsigned long long)cum);
+        else
+            evbuffer_add_printf(b,
+                                "conduitd_http_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+                                (unsigned long long)cum);
+    }
+    evbuffer_add_printf(b, "conduitd_http_request_duration_seconds_sum %llu.%06llu\n",
+                        (unsigned long long)(sum / 1000000), (unsigned long long)(sum % 1000000));
+    evbuffer_add_printf(b, "conduitd_http_request_duration_seconds_count %llu\n",
+                        (unsigned long long)cum);
+}
+
+static void
+write_database(struct evbuffer *b, const struct scoreboard_counters *t, const struct live *l)
+{
+    header(b, "conduitd_db_pool_connections", "gauge",
+           "Database connections of every worker's pool, by state (those down are neither).");
+    evbuffer_add_printf(b, "conduitd_db_pool_connections{state=\"busy\"} %lld\n",
+                        (long long)l->pool_busy);
+    evbuffer_add_printf(b, "conduitd_db_pool_connections{state=\"idle\"} %lld\n",
+                        (long long)l->pool_idle);
+    one(b, "conduitd_db_queue_depth", "gauge",
+        "Queries waiting for a free database connection, in every worker.", l->queued);
+    one(b, "conduitd_db_queue_full_total", "counter",
+        "Queries refused because the worker's wait queue (pool_queue) was full: each a 503.",
+        (long long)get(&t->db_queue_full));
+    header(b, "conduitd_db_errors_total", "counter",
+           "Database errors by kind: constraint (SQLSTATE 23), transaction (40), query (any "
+           "other), connection (lost or not opened), unavailable (no connection up).");
+    for (int k = 0; k < SB_DB_ERRORS; k++)
+        evbuffer_add_printf(b, "conduitd_db_errors_total{kind=\"%s\"} %llu\n", db_error_kind[k],
+                            (unsigned long long)get(&t->db_errors[k]));
+}
+
+static void
+write_workers(struct evbuffer *b, const struct scoreboard *sb, const struct live *l)
+{
+    const struct scoreboard_master *m = &sb->master;
+    static const char *const state[] = {"free", "starting", "ready", "draining"};
+
+    one(b, "conduitd_workers_target", "gauge", "Worker processes asked for (workers, TTIN, TTOU).",
+        atomic_load(&m->workers));
+    header(b, "conduitd_workers", "gauge", "Worker processes alive, by state.");
+    for (int s = SLOT_STARTING; s <= SLOT_DRAINING; s++)
+        evbuffer_add_printf(b, "conduitd_workers{state=\"%s\"} %d\n", state[s], l->states[s]);
+    one(b, "conduitd_generation", "gauge", "The workers' generation: 1, and one more per reload.",
+        atomic_load(&m->generation));
+    one(b, "conduitd_worker_starts_total", "counter", "Worker processes forked.",
+        (long long)get(&m->worker_starts));
+    header(b, "conduitd_worker_exits_total", "counter",
+           "Worker processes reaped, by cause: retired (asked to stop), signal (killed by a "
+           "signal the master did not send), error (exited unasked), config (a configuration "
+           "that cannot work), heartbeat and stop_timeout (killed by the master).");
+    for (int c = 0; c < SB_EXITS; c++)
+        evbuffer_add_printf(b, "conduitd_worker_exits_total{cause=\"%s\"} %llu\n", exit_cause[c],
+                            (unsigned long long)get(&m->exits[c]));
+    one(b, "conduitd_heartbeat_kills_total", "counter",
+        "Workers killed for sending no heartbeat for timeout seconds.",
+        (long long)get(&m->heartbeat_kills));
+    one(b, "conduitd_reloads_total", "counter", "Reloads (HUP) that started a new generation.",
+        (long long)get(&m->reloads));
+    one(b, "conduitd_reload_failures_total", "counter",
+        "Reloads refused: the running configuration was kept.",
+        (long long)get(&m->reload_failures));
+    one(b, "conduitd_start_time_seconds", "gauge", "When the master started, in Unix time.",
+        (long long)atomic_load(&m->started_unix));
+}
+
+void
+metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb)
+{
+    struct scoreboard_counters t;
+    struct live l;
+
+    scoreboard_sum(sb, &t);
+    sum_live(sb, &l);
+    write_requests(b, &t);
+    write_latency(b, &t);
+    one(b, "conduitd_http_requests_in_flight", "gauge",
+        "Requests received and not yet answered, in every worker.", l.in_flight);
+    write_database(b, &t, &l);
+    one(b, "conduitd_cache_hits_total", "counter", "Cache lookups answered from the cache.",
+        (long long)get(&t.cache_hits));
+    one(b, "conduitd_cache_misses_total", "counter", "Cache lookups that went to the database.",
+        (long long)get(&t.cache_misses));
+    one(b, "conduitd_cache_invalidations_total", "counter",
+        "Cache entries dropped because the data changed.", (long long)get(&t.cache_invalidations));
+    one(b, "conduitd_bcrypt_jobs_total", "counter",
+        "Password hashes and verifications handed to the hashing threads.",
+        (long long)get(&t.bcrypt_jobs));
+    one(b, "conduitd_bcrypt_jobs_queued", "gauge",
+        "Hashing jobs handed over and not yet done, in every worker.", l.bcrypt_queued);
+    write_workers(b, sb, &l);
+}
+
+/* Every response counted, all routes and classes. */
+static uint64_t
+requests_total(const struct scoreboard_counters *t)
+{
+    uint64_t n = 0;
+
+    for (int r = 0; r < SCOREBOARD_ROUTES; r++)
+        for (int c = 0; c < SCOREBOARD_CLASSES; c++)
+            n += get(&t->requests[r][c]);
+    return n;
+}
+
+static void
+write_processes(struct evbuffer *b, const struct scoreboard *sb, int64_t now_ms)
+{
+    static const char *const state[] = {"free", "starting", "ready", "draining"};
+    int used = atomic_load(&sb->master.slots_used), first = 1;
+
+    evbuffer_add_printf(b, ",\"processes\":[");
+    for (int i = 0; i < used && i < SCOREBOARD_SLOTS; i++) {
+        const struct worker_slot *s = &sb->slots[i];
+        int st = atomic_load(&s->state);
+        if (st == SLOT_FREE || st < 0 || st > SLOT_DRAINING)
+            continue;
+        evbuffer_add_printf(
+            b,
+            "%s{\"index\":%d,\"pid\":%d,\"generation\":%d,\"state\":\"%s\",\"age_s\":%.3f,"
+            "\"requests\":%llu,\"errors\":%llu,\"in_flight\":%lld,\"queued\":%lld,"
+            "\"pool_busy\":%d,\"pool_idle\":%d,\"last_heartbeat_ms\":%lld}",
+            first ? "" : ",", atomic_load(&s->index), atomic_load(&s->pid),
+            atomic_load(&s->generation), state[st],
+            (double)(now_ms - atomic_load(&s->started_ms)) / 1000.0,
+            (unsigned long long)atomic_load(&s->requests),
+            (unsigned long long)atomic_load(&s->errors), (long long)atomic_load(&s->in_flight),
+            (long long)atomic_load(&s->queued), atomic_load(&s->pool_busy),
+            atomic_load(&s->pool_idle), (long long)(now_ms - atomic_load(&s->heartbeat_ms)));
+        first = 0;
+    }
+    evbuffer_add(b, "]", 1);
+}
+
+void
+metrics_write_status(struct evbuffer *b, const struct scoreboard *sb, int full)
+{
+    const struct scoreboard_master *m = &sb->master;
+    struct scoreboard_counters t;
+    struct live l;
+    int64_t now_ms = scoreboard_now_ms();
+    long long started = (long long)atomic_load(&m->started_unix);
+    uint64_t exits = 0;
+
+    scoreboard_sum(sb, &t);
+    sum_live(sb, &l);
+    for (int c = 0; c < SB_EXITS; c++)
+        exits += c == SB_EXIT_RETIRED ? 0 : get(&m->exits[c]);
+    evbuffer_add_printf(
+        b,
+        "{\"version\":\"%s\",\"master_pid\":%ld,\"answered_by\":%ld,\"start_time\":%lld,"
+        "\"uptime_s\":%lld,\"generation\":%d,\"workers_target\":%d,"
+        "\"workers\":{\"starting\":%d,\"ready\":%d,\"draining\":%d},"
+        "\"requests\":%llu,\"in_flight\":%lld,"
+        "\"db\":{\"busy\":%lld,\"idle\":%lld,\"queued\":%lld,\"queue_full\":%llu},"
+        "\"bcrypt_queued\":%lld,\"worker_starts\":%llu,\"worker_deaths\":%llu,"
+        "\"heartbeat_kills\":%llu,\"reloads\":%llu",
+        VERSION, (long)getppid(), (long)getpid(), started, (long long)time(NULL) - started,
+        atomic_load(&m->generation), atomic_load(&m->workers), l.states[SLOT_STARTING],
+        l.states[SLOT_READY], l.states[SLOT_DRAINING], (unsigned long long)requests_total(&t),
+        (long long)l.in_flight, (long long)l.pool_busy, (long long)l.pool_idle, (long long)l.queued,
+        (unsigned long long)get(&t.db_queue_full), (long long)l.bcrypt_queued,
+        (unsigned long long)get(&m->worker_starts), (unsigned long long)exits,
+        (unsigned long long)get(&m->heartbeat_kills), (unsigned long long)get(&m->reloads));
+    if (full)
+        write_processes(b, sb, now_ms);
+    evbuffer_add(b, "}\n", 2);
+}

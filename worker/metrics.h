@@ -1,0 +1,42 @@
+/*
+ * metrics: the request counters a worker adds to its scoreboard slot, and
+ * the instance's figures written out from the whole scoreboard: /metrics
+ * in Prometheus' text format (version 0.0.4) and /status as JSON.
+ *
+ * Counting is a handful of relaxed atomic adds into the worker's own slot
+ * (cache-line aligned, written by no other process); the totals are summed
+ * only when a scrape asks, by whichever worker took it, from the shared
+ * memory every worker maps: no process is asked for anything.  A reaped
+ * worker's counters are folded into the retired totals by the master
+ * (common/scoreboard.h), so a total never goes down while the master runs,
+ * across worker deaths, recycling and reloads alike.
+ *
+ * Nothing here ever holds a token, an email, a path's parameters or a
+ * body: routes are counted by their table pattern, not the path sent.
+ */
+#ifndef CONDUITD_METRICS_H
+#define CONDUITD_METRICS_H
+
+#include <stdint.h>
+
+struct evbuffer;
+struct scoreboard;
+struct worker_slot;
+
+/* Checks that the route table fits the scoreboard's rows; -1 if not (a build error). */
+int metrics_init(void);
+
+/*
+ * One response sent: route is the index of its entry in the route table
+ * (worker/routes.h), or -1 for a request that matched none; us is its
+ * time from dispatch to reply, the figure the access log writes too.
+ */
+void metrics_count_response(struct worker_slot *s, int route, int status, int64_t us);
+
+/* The Prometheus text exposition of the instance, appended to b. */
+void metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb);
+
+/* The instance as one JSON object; with full, every live worker too (PHP-FPM's ?full). */
+void metrics_write_status(struct evbuffer *b, const struct scoreboard *sb, int full);
+
+#endif
