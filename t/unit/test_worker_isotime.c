@@ -1,5 +1,5 @@
 /*
- * Unit tests for common/isotime.c.  The fixed instants were computed with
+ * Unit tests for worker/isotime.c.  The fixed instants were computed with
  * Python's datetime (microseconds since 2000-01-01 UTC) and date -u; the
  * sweep compares against gmtime_r(), which does its own calendar arithmetic.
  */

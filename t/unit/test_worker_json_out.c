@@ -1,5 +1,5 @@
 /*
- * Unit tests for common/json_out.c: the exact bytes written for each kind of
+ * Unit tests for worker/json_out.c: the exact bytes written for each kind of
  * value, and that every string comes out as JSON another parser (cJSON)
  * reads back to the intended text.
  */

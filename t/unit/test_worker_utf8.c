@@ -1,5 +1,5 @@
 /*
- * Unit tests for common/utf8.c: named vectors for each rule of RFC 3629,
+ * Unit tests for worker/utf8.c: named vectors for each rule of RFC 3629,
  * then every string of 1 to 3 bytes (and a slice of the 4-byte ones)
  * against a reference decoder written the other way round: decode the bits,
  * then check the value, where utf8.c narrows byte ranges instead.
