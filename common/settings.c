@@ -530,13 +530,13 @@ check_status_listen(const struct config *c, char *err, size_t errlen)
     if (!v || strcmp(v, "off") == 0)
         return 0;
     if (!valid_address(v)) {
-        seterr(err, errlen, "status_listen: \"%s\" is not HOST:PORT or off", v);
+        config_seterr(err, errlen, "status_listen: \"%s\" is not HOST:PORT or off", v);
         return -1;
     }
     port = address_port(v);
     for (int i = 0; i < c->nlisten && port != 0; i++) {
         if (address_port(c->listen[i]) == port) {
-            seterr(err, errlen,
+            config_seterr(err, errlen,
                    "status_listen %s: the API listens on port %ld (listen = %s); the status "
                    "page needs a port of its own",
                    v, port, c->listen[i]);
