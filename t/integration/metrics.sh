@@ -197,7 +197,7 @@ check "no total went down across the kill and the reload" \
 # A draining worker stops taking scrapes: with a slow request holding
 # one worker in its drain, every scrape is answered by another.
 if has_test_hooks; then
-    curl -s --max-time 20 "$BASE/debug/sleep?ms=4000" >/dev/null &
+    curl -s --max-time 40 "$BASE/debug/sleep?ms=12000" >/dev/null &
     SLEEPER=$!
     wait_for 5 sh -c "curl -s '$SBASE/status?full' | jq -e '[.processes[] | select(.in_flight > 0)] | length == 1' >/dev/null"
     busy=$(curl -s "$SBASE/status?full" | jq -r '.processes[] | select(.in_flight > 0) | .pid')

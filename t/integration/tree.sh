@@ -22,13 +22,13 @@ others=$(find common master worker bench seed sql t -name config.h | sort | tr '
 is "no header named config.h in the source tree" "${others:-none}" none
 refs=$(grep -rIl -e '\.\./shared' -e '/work/shared' -e 'DESIGN\.md' -e 'PITFALLS' -e 'WORKLOAD\.md' \
     -e '[^/a-z]API\.md' --exclude-dir=.git --exclude-dir='build*' --exclude-dir='_build' \
-    --exclude-dir=autom4te.cache \
+    --exclude-dir=autom4te.cache --exclude-dir=var \
     --exclude=tree.sh . 2>/dev/null | sort | tr '\n' ' ')
 is "nothing points to documents outside the repository" "${refs:-none}" none
 # Measured results and their scripts name paths from the top of the tree,
 # never the folders of the machine they ran on.
 abs=$(grep -rIl -e '/work/' -e '/home/' --exclude-dir=.git --exclude-dir='build*' \
-    --exclude-dir='_build' --exclude-dir=autom4te.cache --exclude=.git --exclude=tree.sh . 2>/dev/null |
+    --exclude-dir='_build' --exclude-dir=autom4te.cache --exclude-dir=var --exclude=.git --exclude=tree.sh . 2>/dev/null |
     sort | tr '\n' ' ')
 is "no absolute path of a build machine in the tree" "${abs:-none}" none
 # The include graph has no cycle: tsort(1) names any loop among the edges
