@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/lastwrite.h"
+
 /* Twice the worker limit: during a reload old and new workers overlap. */
 #define SCOREBOARD_SLOTS 2048
 
@@ -41,6 +43,7 @@ _Static_assert(sizeof(struct worker_slot) == 128, "a slot is two cache lines");
 
 struct scoreboard {
     struct worker_slot slots[SCOREBOARD_SLOTS];
+    struct lastwrite writes; /* who wrote when, for reads on standbys (db_read) */
 };
 
 /* Maps the page (MAP_SHARED | MAP_ANONYMOUS); NULL on failure. */

@@ -7,7 +7,8 @@
 # line "-- name: snake_case_name" and ends at the first line whose last
 # non-blank character is ";" (that ";" is dropped).  Other lines starting
 # with "--" and blank lines are dropped.  Text before the first name line
-# is ignored.  nparams is the highest $N in the text.  Any format error
+# is ignored.  nparams is the highest $N in the text.  A line "-- read-only"
+# before the text sets read_only (a standby may answer the statement).  Any format error
 # (a duplicate or malformed name, an empty or unterminated query) prints
 # file:line: message on stderr and exits 1 without writing anything.
 
@@ -61,7 +62,15 @@ BEGIN {
     names[nq] = name
     nlines[nq] = 0
     params[nq] = 0
+    readonly[nq] = 0
     in_query = 1
+    next
+}
+
+/^--[ \t]*read-only[ \t]*$/ {
+    if (!in_query || nlines[nq] > 0)
+        fail("'-- read-only' belongs before the text of a query")
+    readonly[nq] = 1
     next
 }
 
@@ -118,6 +127,7 @@ END {
     print "    const char *name; /* the statement name used with PQprepare */" > out_h
     print "    const char *text;" > out_h
     print "    int nparams;      /* highest $N in text */" > out_h
+    print "    int read_only;    /* \"-- read-only\": a standby may answer it */" > out_h
     print "};" > out_h
     print "" > out_h
     print "extern const struct sql_query sql_queries[SQL_QUERY_COUNT];" > out_h
@@ -137,6 +147,7 @@ END {
             printf "        \"%s%s\"%s\n", c_escape(text[i, j]), sep, (j < nlines[i]) ? "" : "," > out_c
         }
         printf "        %d,\n", params[i] > out_c
+        printf "        %d,\n", readonly[i] > out_c
         print "    }," > out_c
     }
     print "};" > out_c
