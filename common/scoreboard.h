@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/lastwrite.h"
+
 /* Twice the worker limit: during a reload old and new workers overlap. */
 #define SCOREBOARD_SLOTS 2048
 
@@ -114,6 +116,7 @@ struct scoreboard {
     struct scoreboard_master master;
     struct scoreboard_counters retired __attribute__((aligned(64)));
     struct worker_slot slots[SCOREBOARD_SLOTS];
+    struct lastwrite writes; /* who wrote when, for reads on standbys (db_read) */
 };
 
 /* Maps the page (MAP_SHARED | MAP_ANONYMOUS); NULL on failure. */

@@ -76,6 +76,13 @@ const struct config_key config_keys[] = {
      "K"},
     {"pool_queue", CONFIG_INT, OFF(pool_queue), 0, 100000, "1024", 1, 0,
      "requests that may wait for a connection per worker (503 beyond)", NULL, 0, "N"},
+    {"db_read", CONFIG_STRING, OFF(db_read), 0, 0, NULL, 1, 0,
+     "standbys for the GET routes: a connection string (target_session_attrs=standby unless it "
+     "says otherwise)",
+     NULL, 0, "CONNINFO"},
+    {"db_read_max_lag", CONFIG_MS, OFF(db_read_max_lag), 100, 3600000, "5s", 1, 0,
+     "a standby further behind the primary is skipped until it catches up (250ms, 5s, 1min)", NULL,
+     0, "DURATION"},
     {"cache", CONFIG_BOOL, OFF(cache), 0, 0, "off", 1, 0,
      "per-worker cache of users, profiles and the tag list", NULL, 0, "on|off"},
     {"cache_size", CONFIG_INT, OFF(cache_size), 16, 10000000, "10000", 1, 0,
@@ -178,6 +185,37 @@ parse_long(const char *v, long *out)
     return 0;
 }
 
+/*
+ * A whole number and its unit, as PostgreSQL writes durations: ms, s or
+ * min.  The unit is required: a bare 5 could mean either.
+ */
+static int
+parse_ms(const char *v, long *out)
+{
+    static const struct {
+        const char *unit;
+        long ms;
+    } units[] = {{"ms", 1}, {"s", 1000}, {"min", 60000}};
+    char *end;
+    long n;
+
+    if (*v < '0' || *v > '9')
+        return -1;
+    errno = 0;
+    n = strtol(v, &end, 10);
+    if (errno != 0)
+        return -1;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(end, units[i].unit) == 0) {
+            if (n > LONG_MAX / units[i].ms)
+                return -1;
+            *out = n * units[i].ms;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* HOST:PORT, [V6]:PORT; the port is required so that a typo cannot bind 80. */
 static int
 valid_address(const char *v)
@@ -225,6 +263,18 @@ config_set(struct config *c, const char *key, const char *value, int replace, ch
         if (n < k->min || n > k->max) {
             config_seterr(err, errlen, "%s: %ld is out of range (%ld to %ld)", key, n, k->min,
                           k->max);
+            return -1;
+        }
+        *FIELD(c, k, int) = (int)n;
+        return 0;
+    case CONFIG_MS:
+        if (parse_ms(value, &n) < 0) {
+            config_seterr(err, errlen, "%s: \"%s\" is not a duration (250ms, 5s, 1min)", key, value);
+            return -1;
+        }
+        if (n < k->min || n > k->max) {
+            config_seterr(err, errlen, "%s: %s is out of range (%ldms to %ldms)", key, value, k->min,
+                   k->max);
             return -1;
         }
         *FIELD(c, k, int) = (int)n;
@@ -608,6 +658,9 @@ config_print(const struct config *c, FILE *out)
             break;
         case CONFIG_INT:
             fprintf(out, "%s = %d\n", k->name, *FIELD(c, k, const int));
+            break;
+        case CONFIG_MS:
+            fprintf(out, "%s = %dms\n", k->name, *FIELD(c, k, const int));
             break;
         case CONFIG_BOOL:
             fprintf(out, "%s = %s\n", k->name, *FIELD(c, k, const int) ? "yes" : "no");

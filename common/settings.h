@@ -50,6 +50,9 @@ struct config {
     int pool;
     int pool_queue;
 
+    char *db_read;       /* standbys for the GET routes (worker/replica.h); NULL: none */
+    int db_read_max_lag; /* milliseconds */
+
     int cache;
     int cache_size;
     int cache_sync;
@@ -77,7 +80,8 @@ enum config_type {
     CONFIG_STRING,
     CONFIG_LIST,
     CONFIG_LOGLEVEL,
-    CONFIG_WORKERS
+    CONFIG_WORKERS,
+    CONFIG_MS /* a duration with its unit (250ms, 5s, 1min), kept in milliseconds */
 };
 
 /*

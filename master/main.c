@@ -118,26 +118,48 @@ check_identity(const struct config *c, char *err, size_t errlen)
 }
 
 /*
- * The connection string as libpq reads it; a worker would exit with the
- * fatal status on one it cannot parse, so say it before forking any.
+ * A connection string as libpq reads it (what names it in messages); a
+ * worker would exit with the fatal status on one it cannot parse, so say
+ * it before forking any.  The standbys' (read = 1) must not ask for the
+ * primary: every read would go there, with none of the checks.
  */
+static int
+check_one_conninfo(const char *conninfo, const char *what, int read, char *err, size_t errlen)
+{
+    char *perr = NULL;
+    PQconninfoOption *opts = PQconninfoParse(conninfo ? conninfo : "", &perr);
+
+    if (!opts) {
+        snprintf(err, errlen, "the %s connection string is invalid: %s", what,
+                 perr ? perr : "out of memory");
+        PQfreemem(perr);
+        /* libpq ends its messages with a newline; the log adds its own. */
+        err[strcspn(err, "\n")] = '\0';
+        return -1;
+    }
+    for (const PQconninfoOption *o = opts; read && o->keyword; o++) {
+        if (strcmp(o->keyword, "target_session_attrs") == 0 && o->val &&
+            (strcmp(o->val, "read-write") == 0 || strcmp(o->val, "primary") == 0)) {
+            snprintf(err, errlen,
+                     "the %s connection string asks for the primary (target_session_attrs=%s): "
+                     "db_read names standbys (standby or prefer-standby)",
+                     what, o->val);
+            PQconninfoFree(opts);
+            return -1;
+        }
+    }
+    PQconninfoFree(opts);
+    return 0;
+}
+
 static int
 check_conninfo(const struct config *c, char *err, size_t errlen)
 {
     const char *conninfo = c->db ? c->db : getenv("DATABASE_URL");
-    char *perr = NULL;
-    PQconninfoOption *opts = PQconninfoParse(conninfo ? conninfo : "", &perr);
 
-    if (opts) {
-        PQconninfoFree(opts);
-        return 0;
-    }
-    snprintf(err, errlen, "the database connection string is invalid: %s",
-             perr ? perr : "out of memory");
-    PQfreemem(perr);
-    /* libpq ends its messages with a newline; the log adds its own. */
-    err[strcspn(err, "\n")] = '\0';
-    return -1;
+    if (check_one_conninfo(conninfo, "database", 0, err, errlen) < 0)
+        return -1;
+    return c->db_read ? check_one_conninfo(c->db_read, "db_read", 1, err, errlen) : 0;
 }
 
 /*

@@ -14,7 +14,8 @@
 # line "-- name: snake_case_name" and ends at the first line whose last
 # non-blank character is ";" (that ";" is dropped).  Other lines starting
 # with "--" and blank lines are dropped.  Text before the first name line
-# is ignored.  nparams is the highest $N in the text.  Any format error
+# is ignored.  nparams is the highest $N in the text.  A line "-- read-only"
+# before the text sets read_only (a standby may answer the statement).  Any format error
 # (a duplicate or malformed name, an empty or unterminated query) prints
 # file:line: message on stderr and exits 1 without writing anything.
 
@@ -74,7 +75,15 @@ BEGIN {
     names[nq] = name
     nlines[nq] = 0
     params[nq] = 0
+    readonly[nq] = 0
     in_query = 1
+    next
+}
+
+/^--[ \t]*read-only[ \t]*$/ {
+    if (!in_query || nlines[nq] > 0)
+        fail("'-- read-only' belongs before the text of a query")
+    readonly[nq] = 1
     next
 }
 
@@ -135,6 +144,7 @@ END {
     print "    const char *name; /* as in the file (queries.sql: the PQprepare name) */" > out_h
     print "    const char *text;" > out_h
     print "    int nparams;      /* highest $N in text */" > out_h
+    print "    int read_only;    /* \"-- read-only\": a standby may answer it */" > out_h
     print "};" > out_h
     print "#endif" > out_h
     print "" > out_h
@@ -155,6 +165,7 @@ END {
             printf "        \"%s%s\"%s\n", c_escape(text[i, j]), sep, (j < nlines[i]) ? "" : "," > out_c
         }
         printf "        %d,\n", params[i] > out_c
+        printf "        %d,\n", readonly[i] > out_c
         print "    }," > out_c
     }
     print "};" > out_c

@@ -5,7 +5,11 @@
 -- at the first line that ends with ";" (or is exactly ";").  Other lines
 -- that start with "--" are comments and are dropped.  Nothing may follow
 -- the terminating ";" on its line, and no other line of a query may end in
--- ";".
+-- ";".  A line "-- read-only" right after the name line marks a statement
+-- that only reads and may be answered by a standby (db_read): the GET
+-- routes' statements.  It is the one list of them (sql_queries[].read_only);
+-- the worker sends the others, and the reads of a caller who wrote
+-- recently, to the primary (docs/design.md, "Reads on standbys").
 --
 -- Conventions the C side relies on:
 -- * Parameters are sent as TEXT and cast here ($1::int8, $2::text).  NULL
@@ -113,6 +117,7 @@ SELECT id, username, email, bio, image, password_hash
  WHERE lower(email) = lower($1::text);
 
 -- name: user_by_id
+-- read-only
 -- $1 id int8.  -> zero or one user row.
 SELECT id, username, email, bio, image
   FROM users
@@ -134,6 +139,7 @@ UPDATE users
 RETURNING id, username, email, bio, image;
 
 -- name: profile_get
+-- read-only
 -- $1 username text, $2 viewer int8.  -> zero rows (404) or one profile row,
 -- then 4 id int8 (the cache keeps it to answer "following" from the
 -- viewer's followees), 5 caller_gone bool.
@@ -151,6 +157,7 @@ SELECT u.username, u.bio, u.image,
  WHERE u.id IS NOT NULL OR me.caller_gone;
 
 -- name: profile_followees
+-- read-only
 -- $1 username text, $2 viewer int8 (required), $3 most int8.  The cache's
 -- profile_get: one round trip fills both the profile and the viewer's
 -- followees.  -> zero rows (404) or one row: profile columns, 4 id int8,
@@ -224,6 +231,7 @@ SELECT t.username, t.bio, t.image,
  WHERE t.id IS NOT NULL OR me.caller_gone;
 
 -- name: articles_list
+-- read-only
 -- No filter.  $1 tag text (NULL), $2 author text (NULL), $3 favorited text
 -- (NULL), $4 limit int8, $5 offset int8, $6 viewer int8.
 -- -> article columns 0..11, 12 articles_count int8 (see the top), 13
@@ -271,6 +279,7 @@ SELECT p.slug, p.title, p.description,
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: articles_list_tag
+-- read-only
 -- Filter tag only.  Same parameters as articles_list ($1 set, $2 $3 NULL).
 -- -> as articles_list.  The page is one range of article_tags_tag_created_idx
 -- (index only); only the page's own rows are read from articles.
@@ -321,6 +330,7 @@ SELECT p.slug, p.title, p.description,
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: articles_list_author
+-- read-only
 -- Filter author only.  Same parameters as articles_list ($2 set, $1 $3 NULL).
 -- -> as articles_list.  The page is one range of articles_author_created_idx.
 WITH me AS MATERIALIZED (
@@ -368,6 +378,7 @@ SELECT p.slug, p.title, p.description,
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: articles_list_favorited
+-- read-only
 -- Filter favorited only.  Same parameters as articles_list ($3 set, $1 $2
 -- NULL).  -> as articles_list.  favorites.created_at is a copy of the
 -- article's, so the page is one range of favorites_user_created_idx (index
@@ -419,6 +430,7 @@ SELECT p.slug, p.title, p.description,
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: articles_list_filtered
+-- read-only
 -- Two or three filters (correct for one too, but the one-filter variants
 -- are O(1) to count; with no filter it returns zero rows, like any variant
 -- given the wrong shape).  Same parameters as articles_list.  -> as
@@ -515,6 +527,7 @@ SELECT p.slug, p.title, p.description,
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: articles_feed
+-- read-only
 -- $1 viewer int8 (required), $2 limit int8, $3 offset int8.
 -- -> as articles_list (author_following is true on every row, unless an
 -- unfollow commits meanwhile).  The count is the sum of the followees'
@@ -574,6 +587,7 @@ SELECT p.slug, p.title, p.description,
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- name: article_get
+-- read-only
 -- $1 slug text, $2 viewer int8.  -> zero rows (404) or one row: article
 -- columns 0..11, 12 body, 13 caller_gone.
 WITH me AS MATERIALIZED (
@@ -827,6 +841,7 @@ SELECT a.slug, a.title, a.description,
  WHERE a.id IS NOT NULL OR me.caller_gone;
 
 -- name: comments_list
+-- read-only
 -- $1 slug text, $2 viewer int8.  -> zero rows: no such article (404).
 -- Otherwise the 100 newest comments, newest first (comment columns, then
 -- 8 caller_gone bool); an article without comments gives one row with id
@@ -908,9 +923,24 @@ SELECT EXISTS (SELECT 1 FROM art) AS article_found,
   FROM me;
 
 -- name: tags_list
+-- read-only
 -- No parameters.  -> 0 name text: every tag in use, most used first, ties
 -- by name (byte order).
 SELECT name
   FROM tags
  WHERE article_count > 0
  ORDER BY article_count DESC, name COLLATE "C";
+
+-- name: wal_insert_lsn
+-- No parameters.  -> 0 lsn pg_lsn: the primary's WAL insert position.  Sent
+-- every few milliseconds when db_read is set: a write answered before it
+-- was sent is at or below it (its commit record is inserted before the
+-- answer), so a standby that has replayed this far shows that write.  An
+-- error on a standby (recovery is in progress): no sample then.
+SELECT pg_current_wal_insert_lsn() AS lsn;
+
+-- name: replay_lsn
+-- No parameters.  -> 0 lsn pg_lsn (NULL when nothing was replayed),
+-- 1 in_recovery bool.  The probe of every read-pool connection: what its
+-- server has replayed (a server not in recovery is a primary: current).
+SELECT pg_last_wal_replay_lsn() AS lsn, pg_is_in_recovery() AS in_recovery;

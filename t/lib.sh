@@ -106,6 +106,7 @@ cleanup() {
         stop_pid "$CONDUITD_PID"
         CONDUITD_PID=
     fi
+    [ -n "${STANDBY_STARTED:-}" ] && pg_standby_stop
     [ -n "$PG_STARTED" ] && pg_stop
     [ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
 }
@@ -171,6 +172,40 @@ pg_stop() {
     pg_ctl_stop immediate 2>/dev/null
     PG_STARTED=
 }
+
+# pg_standby_start [CONF_LINE...]: a streaming standby of the cluster
+# pg_start made: a base backup (pg_basebackup -R -X stream) in $T/pg2, its
+# own socket folder there and port PGPORT + 1, each CONF_LINE appended to
+# its postgresql.conf.  Waits until it streams.  Sets STANDBY_HOST,
+# STANDBY_PORT and STANDBY_DB (a connection string for it); stopped
+# (immediate) on exit, or by pg_standby_stop.
+pg_standby_start() {
+    [ -x "$PG_BINDIR/pg_basebackup" ] || skip "pg_basebackup not found in $PG_BINDIR"
+    STANDBY_HOST=$T/pg2
+    mkdir -p "$STANDBY_HOST"
+    [ "$(id -u)" = 0 ] && chown postgres "$STANDBY_HOST"
+    as_pg "$PG_BINDIR/pg_basebackup" -h "$PGHOST" -p "$PGPORT" -U postgres -D "$STANDBY_HOST/data" \
+        -R -X stream >"$STANDBY_HOST/basebackup.log" 2>&1 ||
+        bail "pg_basebackup failed: $(cat "$STANDBY_HOST/basebackup.log")"
+    printf "unix_socket_directories = '%s'\n" "$STANDBY_HOST" >>"$STANDBY_HOST/data/postgresql.conf"
+    for _l in "$@"; do printf '%s\n' "$_l" >>"$STANDBY_HOST/data/postgresql.conf"; done
+    STANDBY_PORT=$((PGPORT + 1))
+    as_pg "$PG_BINDIR/pg_ctl" -D "$STANDBY_HOST/data" -l "$STANDBY_HOST/log" -w -t 30 \
+        -o "-p $STANDBY_PORT" start >/dev/null || bail "the standby did not start: $(tail -5 "$STANDBY_HOST/log")"
+    STANDBY_STARTED=1
+    STANDBY_DB="host=$STANDBY_HOST port=$STANDBY_PORT user=postgres dbname=conduit"
+    wait_for 10 sh -c "[ \"\$(psql -X -At -c 'select count(*) from pg_stat_replication')\" = 1 ]" ||
+        bail "the standby does not stream"
+}
+
+pg_standby_stop() {
+    as_pg "$PG_BINDIR/pg_ctl" -D "$STANDBY_HOST/data" -w -t 30 -m "${1:-immediate}" stop \
+        >/dev/null 2>&1
+    STANDBY_STARTED=
+}
+
+# standby_psql ARGS...: psql on the standby (quiet, unaligned, tuples only).
+standby_psql() { psql -X -At -h "$STANDBY_HOST" -p "$STANDBY_PORT" "$@"; }
 
 # ------------------------------------------------------------ conduitd
 # conduitd_start [FLAGS...]: starts a master in the foreground (as a child

@@ -17,8 +17,10 @@
 #include "worker/json_out.h"
 #include "common/log.h"
 #include "worker/auth.h"
+#include "worker/cache.h"
 #include "worker/env.h"
 #include "worker/http.h"
+#include "worker/replica.h"
 
 int
 api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res)
@@ -78,7 +80,12 @@ api_no_caller(struct http_ctx *c)
     http_error(c, 401, "token invalid: no such user");
 }
 
-/* Every query's result comes through here, to count its wait for the access log. */
+/*
+ * Every query's result comes through here, to count its wait for the
+ * access log, and, with standbys, to note a write before its answer goes
+ * out (whatever the outcome: one that broke mid-statement may have
+ * committed).
+ */
 static void
 on_query_done(void *arg, enum db_status st, const PGresult *res)
 {
@@ -87,16 +94,41 @@ on_query_done(void *arg, enum db_status st, const PGresult *res)
 
     c->db_us += http_now_us() - c->db_sent_us;
     c->db_cb = NULL;
+    if (c->env->replica && !sql_queries[c->db_q].read_only)
+        replica_wrote(c->env->replica, c->user_id);
     cb(c, st, res);
 }
 
+/*
+ * The one place that picks the server: with db_read set, a read-only
+ * statement (sql/queries.sql marks them) goes where worker/replica.c says,
+ * unless its answer fills the cache; everything else to the primary.
+ */
 void
 api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb)
 {
     /* One query at a time per request: each handler waits for its result. */
     c->db_cb = cb;
+    c->db_q = (int)q;
     c->db_sent_us = http_now_us();
-    db_query(c->env->db, q, params, on_query_done, c);
+    if (c->env->replica && sql_queries[q].read_only && !c->cache_fill)
+        replica_query(c->env->replica, c->user_id, q, params, on_query_done, c);
+    else
+        db_query(c->env->db, q, params, on_query_done, c);
+}
+
+void
+api_wrote(struct http_ctx *c, int64_t user)
+{
+    if (c->env->replica)
+        replica_wrote(c->env->replica, user);
+}
+
+void
+api_cache_fill(struct http_ctx *c, const struct cache *k)
+{
+    c->cache_epoch = cache_epoch(k);
+    c->cache_fill = 1;
 }
 
 void

@@ -21,6 +21,7 @@
 #include "worker/auth.h"
 #include "worker/db.h"
 
+struct cache;
 struct evbuffer;
 struct http_ctx;
 
@@ -73,6 +74,20 @@ void api_no_caller(struct http_ctx *c);
 
 /* Sends the query with the ctx as the callback argument. */
 void api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb);
+
+/*
+ * Before a query whose answer will be given to cache_put(): takes the
+ * cache's epoch, and sends the query to the primary even with standbys
+ * (worker/cache.h says why a standby's answer could outlive an
+ * invalidation there).
+ */
+void api_cache_fill(struct http_ctx *c, const struct cache *k);
+
+/*
+ * A write by user (a registration, whose caller was anonymous) was
+ * answered: the caller's next reads wait for it (worker/replica.h).
+ */
+void api_wrote(struct http_ctx *c, int64_t user);
 
 /*
  * The routes whose statement takes the path's first parameter (a slug, a

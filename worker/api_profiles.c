@@ -213,7 +213,7 @@ api_profile_get(struct http_ctx *c)
     if (auth_caller(c, AUTH_OPTIONAL) < 0 ||
         reply_cached(c, k, http_param(c, 0, NULL), &no_followees))
         return;
-    c->cache_epoch = cache_epoch(k);
+    api_cache_fill(c, k);
     params[0] = http_param(c, 0, NULL);
     params[1] = api_viewer(c, viewer);
     params[2] = FOLLOWEES_MAX_TEXT;

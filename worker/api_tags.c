@@ -48,6 +48,6 @@ api_tags_list(struct http_ctx *c)
         return;
     }
     if (k)
-        c->cache_epoch = cache_epoch(k);
+        api_cache_fill(c, k);
     api_query(c, SQL_TAGS_LIST, NULL, on_tags);
 }

@@ -146,6 +146,8 @@ on_registered(void *arg, enum db_status st, const PGresult *res)
 
     if (reply_taken(c, st, res) || api_db_failed(c, st, res))
         return;
+    /* The new user's token reads next: from the primary until a standby has this row. */
+    api_wrote(c, db_int8(res, 0, 0));
     reply_user(c, 201, res, NULL);
 }
 
@@ -323,7 +325,7 @@ api_user_get(struct http_ctx *c)
             reply_user_fields(c, 200, c->user_id, f, caller_token(c));
             return;
         }
-        c->cache_epoch = cache_epoch(k);
+        api_cache_fill(c, k);
     }
     params[0] = api_itoa(c->user_id, id);
     api_query(c, SQL_USER_BY_ID, params, on_user);

@@ -18,6 +18,12 @@
  * stores nothing when that key (or, rarely, another sharing its stamp
  * slot) was invalidated since, or the whole cache was cleared.
  *
+ * With standbys (db_read), a query whose answer fills the cache is sent to
+ * the primary (api_cache_fill()): the invalidations come from the primary,
+ * and a standby that has not yet replayed a write whose invalidation
+ * arrived before the query was sent would answer with the old value,
+ * which cache_put() would keep (no later invalidation is coming for it).
+ *
  * A disabled cache (off, or its listening connection down) answers every
  * lookup with a miss and stores nothing: it never serves what it could
  * not keep coherent.

@@ -6,6 +6,17 @@
  * (one PQsendPrepare per statement, in order), IDLE, BUSY (one query in
  * flight).  Anything that breaks a connection goes through pool_conn_broken(),
  * which fails its query, closes it and schedules a reconnect.
+ *
+ * A read pool (db_read_pool_new) also knows, per connection, how far its
+ * server had replayed the primary's WAL when last probed: the fence.  The
+ * probe runs on the connection itself (first thing once prepared, then
+ * whenever it is idle and its last probe is older than the interval), so
+ * the fence is a lower bound for every later snapshot on that connection,
+ * whichever standby of the list it reached.  A query with a need is only
+ * given to a connection whose fence is at least that; a query no
+ * connection up can serve, and a query that fails there (the standby went
+ * away, a recovery conflict), goes to the fallback pool (the primary):
+ * these are reads, nothing was committed.
  */
 #include "config.h"
 
@@ -14,6 +25,7 @@
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 
@@ -32,6 +44,8 @@ struct job {
     enum sql_query_id q;
     db_cb cb;
     void *arg;
+    int64_t need;             /* a read pool: the fence its connection must have */
+    struct db_pool *fallback; /* where it goes if the read pool cannot answer it */
     const char *values[8];
     char *strings; /* every parameter, NUL-separated; values[] point in here */
 };
@@ -48,13 +62,17 @@ struct pool_conn {
     struct event *retry;
     int backoff_ms;
     int was_up;
-    int tried; /* its first attempt has ended, well or not */
+    int tried;         /* its first attempt has ended, well or not */
+    int64_t fence;     /* WAL its server had replayed (INT64_MAX: no probe, or a primary) */
+    int64_t probed_ns; /* when the last probe was sent (CLOCK_MONOTONIC) */
 };
 
 struct db_pool {
     struct event_base *base;
     char *conninfo;
-    char *options; /* libpq "options" (server settings), NULL for the default */
+    char *options;             /* libpq "options" (server settings), NULL for the default */
+    const char *session_attrs; /* target_session_attrs unless conninfo says; NULL: libpq's */
+    const char *what;          /* "database" or "standby", for the log */
     char appname[32];
     struct worker_slot *slot;
     int size;
@@ -69,11 +87,32 @@ struct db_pool {
     int first_failures; /* connections whose first attempt failed */
     void (*settled_cb)(void *);
     void *settled_arg;
+    int64_t probe_ns;         /* a read pool: the interval of each connection's probe; 0: none */
+    struct event *probe_tick; /* probes the idle connections */
+    struct db_pool *fallback; /* a read pool: the primary's */
     struct pool_conn conns[];
 };
 
 static void pool_conn_event(evutil_socket_t fd, short what, void *arg);
 static void start_connect(struct pool_conn *c);
+static void submit(struct db_pool *p, struct job *j);
+
+static int64_t
+now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Nothing known of a new connection of a read pool until its probe answers. */
+static void
+fence_reset(struct pool_conn *c)
+{
+    c->fence = c->pool->probe_ns ? -1 : INT64_MAX;
+    c->probed_ns = 0;
+}
 
 static void
 job_free(struct job *j)
@@ -101,6 +140,14 @@ deliver_failures(evutil_socket_t fd, short what, void *arg)
     while (p->failed) {
         struct job *j = p->failed;
         p->failed = j->next;
+        if (j->fallback) {
+            struct db_pool *f = j->fallback;
+            log_debug("read %s: to the primary (no standby connection can serve it)",
+                      sql_queries[j->q].name);
+            j->fallback = NULL;
+            submit(f, j);
+            continue;
+        }
         j->cb(j->arg, DB_UNAVAILABLE, NULL);
         job_free(j);
     }
@@ -154,16 +201,44 @@ watch(struct pool_conn *c, short what)
     return pq_event_watch(&c->sock, c->pool->base, c->pg, what, pool_conn_event, c);
 }
 
-static void
-fail_all_waiting(struct db_pool *p)
+/* The highest fence of the connections up; -1 when none is up. */
+int64_t
+db_pool_fence(const struct db_pool *p)
 {
-    while (p->head) {
-        struct job *j = p->head;
-        p->head = j->next;
-        set_queued(p, -1);
-        fail_later(p, j);
+    int64_t best = -1;
+
+    for (int i = 0; i < p->size; i++)
+        if (p->conns[i].state >= CONN_IDLE && p->conns[i].fence > best)
+            best = p->conns[i].fence;
+    return best;
+}
+
+/*
+ * The waiting queries no connection up can serve any more fail (a read
+ * pool's go to its fallback): all of them when no connection is up.
+ */
+static void
+fail_unservable(struct db_pool *p)
+{
+    int64_t best = db_pool_fence(p);
+    struct job *prev = NULL, *j = p->head;
+
+    while (j) {
+        struct job *next = j->next;
+        if (j->need > best) {
+            if (prev)
+                prev->next = next;
+            else
+                p->head = next;
+            if (p->tail == j)
+                p->tail = prev;
+            set_queued(p, -1);
+            fail_later(p, j);
+        } else {
+            prev = j;
+        }
+        j = next;
     }
-    p->tail = NULL;
 }
 
 static void
@@ -198,7 +273,7 @@ pool_conn_broken(struct pool_conn *c, const char *why)
 
     count_error(p, SB_DB_CONNECTION);
     if (c->state >= CONN_IDLE || c->was_up || !p->outage_logged) {
-        log_warning("database connection %d: %s; reconnecting", c->id, why);
+        log_warning("%s connection %d: %s; reconnecting", p->what, c->id, why);
         if (strstr(why, "too many clients"))
             log_warning("PostgreSQL's max_connections is too low for workers x pool (x "
                         "instances): raise it, or lower workers or pool");
@@ -207,15 +282,24 @@ pool_conn_broken(struct pool_conn *c, const char *why)
          * retry: say it once per pool, not once per connection and retry.
          */
         if (c->state < CONN_IDLE && !c->was_up && p->ready == 0 && !p->outage_logged) {
-            log_error("cannot reach PostgreSQL: requests get 503 until it answers (retrying "
-                      "with backoff)");
+            if (p->fallback)
+                log_error("cannot reach a standby: reads go to the primary until one answers "
+                          "(retrying with backoff)");
+            else
+                log_error("cannot reach PostgreSQL: requests get 503 until it answers "
+                          "(retrying with backoff)");
             p->outage_logged = 1;
         }
     }
     if (c->state >= CONN_IDLE) {
         p->ready--;
         if (p->ready == 0) {
-            log_error("no database connection left: requests get 503 until PostgreSQL is back");
+            if (p->fallback)
+                log_error("no standby connection left: reads go to the primary until one is "
+                          "back");
+            else
+                log_error("no database connection left: requests get 503 until PostgreSQL is "
+                          "back");
             p->outage_logged = 1;
         }
     }
@@ -238,8 +322,8 @@ pool_conn_broken(struct pool_conn *c, const char *why)
         c->pg = NULL;
     }
     set_state(c, CONN_DOWN);
-    if (p->ready == 0)
-        fail_all_waiting(p);
+    fence_reset(c);
+    fail_unservable(p);
 
     c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
     if (c->backoff_ms > BACKOFF_MAX_MS)
@@ -260,12 +344,27 @@ on_notice(void *arg, const char *message)
 static void
 start_connect(struct pool_conn *c)
 {
-    const char *keys[] = {"dbname", "fallback_application_name", "options", NULL};
-    const char *vals[] = {c->pool->conninfo, c->pool->appname, c->pool->options, NULL};
+    const char *keys[5], *vals[5];
+    int n = 0;
 
-    /* Without options, the array ends before them (libpq's defaults apply). */
-    if (!c->pool->options)
-        keys[2] = NULL;
+    /*
+     * A keyword before dbname is a default the expanded connection string
+     * overrides; after it, it overrides the string.  Without options, the
+     * array ends before them (libpq's defaults apply).
+     */
+    if (c->pool->session_attrs) {
+        keys[n] = "target_session_attrs";
+        vals[n++] = c->pool->session_attrs;
+    }
+    keys[n] = "dbname";
+    vals[n++] = c->pool->conninfo;
+    keys[n] = "fallback_application_name";
+    vals[n++] = c->pool->appname;
+    if (c->pool->options) {
+        keys[n] = "options";
+        vals[n++] = c->pool->options;
+    }
+    keys[n] = vals[n] = NULL;
 
     c->pg = PQconnectStartParams(keys, vals, 1);
     if (!c->pg) {
@@ -302,21 +401,84 @@ send_job(struct pool_conn *c, struct job *j)
         pool_conn_broken(c, "cannot send the query");
 }
 
-/* The connection is free: give it the oldest waiting query. */
+/* A read pool's probe answered: what this connection's server has replayed. */
+static void
+on_probe(void *arg, enum db_status st, const PGresult *res)
+{
+    struct pool_conn *c = arg;
+
+    if (st != DB_OK || PQntuples(res) != 1 || PQnfields(res) != 2) {
+        log_debug("%s connection %d: probe failed (%s)", c->pool->what, c->id,
+                  st == DB_OK ? "no row" : db_sqlstate(res));
+        return;
+    }
+    if (!db_bool(res, 0, 1))
+        c->fence = INT64_MAX; /* not in recovery: a primary (prefer-standby, or promoted) */
+    else if (!db_null(res, 0, 0))
+        c->fence = db_int8(res, 0, 0);
+}
+
+static int
+probe_due(const struct pool_conn *c, int64_t now)
+{
+    return c->pool->probe_ns && now - c->probed_ns >= c->pool->probe_ns;
+}
+
+static void
+send_probe(struct pool_conn *c, int64_t now)
+{
+    struct job *j = calloc(1, sizeof(*j));
+
+    if (!j)
+        fatal("out of memory");
+    j->q = SQL_REPLAY_LSN;
+    j->cb = on_probe;
+    j->arg = c;
+    c->probed_ns = now;
+    send_job(c, j);
+}
+
+/*
+ * The connection is free: probe it when that is due, else give it the
+ * oldest waiting query it can serve (any, but in a read pool).
+ */
 static void
 pool_conn_idle(struct pool_conn *c)
 {
     struct db_pool *p = c->pool;
+    struct job *prev = NULL;
 
     set_state(c, CONN_IDLE);
-    if (p->head) {
-        struct job *j = p->head;
-        p->head = j->next;
-        if (!p->head)
-            p->tail = NULL;
+    if (probe_due(c, now_ns())) {
+        send_probe(c, now_ns());
+        return;
+    }
+    for (struct job *j = p->head; j; prev = j, j = j->next) {
+        if (j->need > c->fence)
+            continue;
+        if (prev)
+            prev->next = j->next;
+        else
+            p->head = j->next;
+        if (p->tail == j)
+            p->tail = prev;
         set_queued(p, -1);
         send_job(c, j);
+        return;
     }
+}
+
+static void
+on_probe_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct db_pool *p = arg;
+    int64_t now = now_ns();
+
+    (void)fd;
+    (void)what;
+    for (int i = 0; i < p->size; i++)
+        if (p->conns[i].state == CONN_IDLE && probe_due(&p->conns[i], now))
+            send_probe(&p->conns[i], now);
 }
 
 static void
@@ -422,6 +584,15 @@ command_done(struct pool_conn *c)
         log_debug("query %s: %s", sql_queries[j->q].name, db_sqlstate(res));
         count_error(c->pool, error_kind(db_sqlstate(res)));
     }
+    if (!ok && j->fallback) {
+        /* A read a standby refused (a recovery conflict, say): the primary answers it. */
+        struct db_pool *f = j->fallback;
+        j->fallback = NULL;
+        PQclear(res);
+        submit(f, j);
+        pool_conn_idle(c);
+        return;
+    }
     j->cb(j->arg, ok ? DB_OK : DB_SQL_ERROR, res);
     job_free(j);
     PQclear(res);
@@ -494,9 +665,9 @@ pool_conn_event(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-struct db_pool *
-db_pool_new(struct event_base *base, const char *conninfo, const char *options, int size,
-            int queue_max, struct worker_slot *slot)
+static struct db_pool *
+pool_new(struct event_base *base, const char *conninfo, const char *options, int size,
+         int queue_max, struct worker_slot *slot, struct db_pool *fallback, int probe_ms)
 {
     struct db_pool *p = calloc(1, sizeof(*p) + (size_t)size * sizeof(struct pool_conn));
 
@@ -506,19 +677,32 @@ db_pool_new(struct event_base *base, const char *conninfo, const char *options, 
     p->size = size;
     p->queue_max = queue_max;
     p->slot = slot;
+    p->fallback = fallback;
+    p->probe_ns = (int64_t)probe_ms * 1000000;
+    p->what = fallback ? "standby" : "database";
+    p->session_attrs = fallback ? "standby" : NULL;
     p->conninfo = strdup(conninfo ? conninfo : "");
     p->options = options ? strdup(options) : NULL;
-    snprintf(p->appname, sizeof(p->appname), "conduitd");
+    snprintf(p->appname, sizeof(p->appname), fallback ? "conduitd read" : "conduitd");
     p->deliver = event_new(base, -1, 0, deliver_failures, p);
     if (!p->conninfo || (options && !p->options) || !p->deliver) {
         db_pool_free(p);
         return NULL;
+    }
+    if (probe_ms > 0) {
+        struct timeval tv = {probe_ms / 1000, (probe_ms % 1000) * 1000};
+        p->probe_tick = event_new(base, -1, EV_PERSIST, on_probe_tick, p);
+        if (!p->probe_tick || event_add(p->probe_tick, &tv) < 0) {
+            db_pool_free(p);
+            return NULL;
+        }
     }
     for (int i = 0; i < size; i++) {
         struct pool_conn *c = &p->conns[i];
         c->pool = p;
         c->id = i;
         c->sock.fd = -1;
+        fence_reset(c);
         c->retry = evtimer_new(base, on_retry, c);
         if (!c->retry) {
             db_pool_free(p);
@@ -528,6 +712,20 @@ db_pool_new(struct event_base *base, const char *conninfo, const char *options, 
     for (int i = 0; i < size; i++)
         start_connect(&p->conns[i]);
     return p;
+}
+
+struct db_pool *
+db_pool_new(struct event_base *base, const char *conninfo, const char *options, int size,
+            int queue_max, struct worker_slot *slot)
+{
+    return pool_new(base, conninfo, options, size, queue_max, slot, NULL, 0);
+}
+
+struct db_pool *
+db_read_pool_new(struct event_base *base, const char *conninfo, int size, int queue_max,
+                 int probe_ms, struct db_pool *fallback)
+{
+    return pool_new(base, conninfo, NULL, size, queue_max, NULL, fallback, probe_ms);
 }
 
 void
@@ -559,13 +757,55 @@ db_pool_free(struct db_pool *p)
     }
     if (p->deliver)
         event_free(p->deliver);
+    if (p->probe_tick)
+        event_free(p->probe_tick);
     free(p->conninfo);
     free(p->options);
     free(p);
 }
 
-void
-db_query(struct db_pool *p, enum sql_query_id q, const char *const *params, db_cb cb, void *arg)
+/*
+ * To an idle connection that can serve it, else to the queue, unless no
+ * connection up could ever serve it (none is up, or none has its fence)
+ * or the queue is full: then it fails, from the loop.
+ */
+static void
+submit(struct db_pool *p, struct job *j)
+{
+    int servable = 0;
+
+    j->next = NULL;
+    for (int i = 0; i < p->size; i++) {
+        struct pool_conn *c = &p->conns[i];
+        if (c->state < CONN_IDLE || c->fence < j->need)
+            continue;
+        if (c->state == CONN_IDLE) {
+            send_job(c, j);
+            return;
+        }
+        servable = 1;
+    }
+    if (!servable) {
+        count_error(p, SB_DB_UNAVAILABLE);
+        fail_later(p, j);
+        return;
+    }
+    if (p->queued >= p->queue_max) {
+        if (p->slot)
+            scoreboard_add(&p->slot->c.db_queue_full, 1);
+        fail_later(p, j);
+        return;
+    }
+    if (p->tail)
+        p->tail->next = j;
+    else
+        p->head = j;
+    p->tail = j;
+    set_queued(p, 1);
+}
+
+static struct job *
+job_new(enum sql_query_id q, const char *const *params, db_cb cb, void *arg)
 {
     int n = sql_queries[q].nparams;
     size_t total = 0, off = 0;
@@ -592,30 +832,24 @@ db_query(struct db_pool *p, enum sql_query_id q, const char *const *params, db_c
         j->values[i] = j->strings + off;
         off += len;
     }
+    return j;
+}
 
-    if (p->ready == 0) {
-        count_error(p, SB_DB_UNAVAILABLE);
-        fail_later(p, j);
-        return;
-    }
-    for (int i = 0; i < p->size; i++) {
-        if (p->conns[i].state == CONN_IDLE) {
-            send_job(&p->conns[i], j);
-            return;
-        }
-    }
-    if (p->queued >= p->queue_max) {
-        if (p->slot)
-            scoreboard_add(&p->slot->c.db_queue_full, 1);
-        fail_later(p, j);
-        return;
-    }
-    if (p->tail)
-        p->tail->next = j;
-    else
-        p->head = j;
-    p->tail = j;
-    set_queued(p, 1);
+void
+db_query(struct db_pool *p, enum sql_query_id q, const char *const *params, db_cb cb, void *arg)
+{
+    submit(p, job_new(q, params, cb, arg));
+}
+
+void
+db_query_fenced(struct db_pool *p, enum sql_query_id q, const char *const *params, db_cb cb,
+                void *arg, int64_t need)
+{
+    struct job *j = job_new(q, params, cb, arg);
+
+    j->need = need;
+    j->fallback = p->fallback;
+    submit(p, j);
 }
 
 void

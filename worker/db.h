@@ -47,6 +47,29 @@ struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, const
 void db_pool_free(struct db_pool *p);
 
 /*
+ * A read pool (db_read): size connections to standbys (target_session_attrs
+ * = standby unless conninfo names another), each probed with the
+ * replay_lsn statement on connecting and then every probe_ms while idle.
+ * Its queries are sent with db_query_fenced(); whatever it cannot answer
+ * goes to fallback (the primary's pool), which must outlive it.
+ */
+struct db_pool *db_read_pool_new(struct event_base *base, const char *conninfo, int size,
+                                 int queue_max, int probe_ms, struct db_pool *fallback);
+
+/*
+ * A read-only statement on a read pool: run on a connection whose server
+ * had replayed at least need (a WAL position) when last probed, or else on
+ * the fallback pool: when no connection up has that fence, the queue is
+ * full, the connection breaks, or the standby refuses it.  cb is called
+ * once, as with db_query().
+ */
+void db_query_fenced(struct db_pool *p, enum sql_query_id q, const char *const *params, db_cb cb,
+                     void *arg, int64_t need);
+
+/* The highest fence among the connections up (INT64_MAX: a primary); -1 when none is up. */
+int64_t db_pool_fence(const struct db_pool *p);
+
+/*
  * Runs statement q with nparams text parameters (NULL is SQL NULL).
  * Results come back in binary.
  */

@@ -20,6 +20,7 @@ struct cache_sync;
 struct config;
 struct db_pool;
 struct evbuffer;
+struct replica;
 struct event_base;
 struct scoreboard;
 struct worker_slot;
@@ -28,6 +29,7 @@ struct env {
     const struct config *cfg;
     struct event_base *base;
     struct db_pool *db;
+    struct replica *replica; /* reads on standbys; NULL without db_read */
     struct bcrypt_pool *bcrypt;
     struct cache *cache;       /* NULL with cache = off */
     struct cache_sync *sync;   /* NULL unless cache and cache_sync are on */

@@ -43,12 +43,14 @@ struct http_ctx {
     int64_t db_us;         /* time its queries waited for the database, in all */
     int64_t db_sent_us;    /* when the query in flight was sent; see api_query */
     db_cb db_cb;           /* the handler's callback of that query */
+    int db_q;              /* that query (enum sql_query_id) */
     int retried;           /* its statement was sent once more (a deadlock) */
     int64_t user_id;       /* the caller, once authenticated; 0 = anonymous */
     struct router_match match;
     struct evkeyvalq query; /* parsed on first http_query() */
     int query_parsed;
     uint64_t cache_epoch;   /* cache_epoch() when its filling query was sent */
+    int cache_fill;         /* its answer will be cached: read it on the primary */
     const char *cors_allow; /* Access-Control-Allow-Origin for the answer, or NULL */
     void *state;            /* the handler's own, freed with state_free */
     void (*state_free)(void *);

@@ -34,6 +34,7 @@
 #include "worker/http.h"
 #include "worker/metrics.h"
 #include "worker/status.h"
+#include "worker/replica.h"
 
 #define HEARTBEAT_MS 250
 #define ACCEPT_RETRY_MS 100
@@ -545,15 +546,17 @@ notify_options(const PQconninfoOption *opts)
 }
 
 /*
- * The database pool, the hashing threads, the access log and the cache.
- * The connection string is --db / db, else DATABASE_URL, else libpq's own
- * PG* variables and defaults.  Any failure here (a connection string that
- * cannot parse, an access log that cannot open, memory) will not mend by
- * itself, so the worker exits with the fatal status and the master stops
- * respawning until a reload brings another configuration.
+ * The database pool, the standbys' (db_read), the hashing threads, the
+ * access log and the cache.  The connection string is --db / db, else
+ * DATABASE_URL, else libpq's own PG* variables and defaults.  The
+ * standbys' reads wait for the writes any worker noted in writes.  Any
+ * failure here (a connection string that cannot parse, an access log that
+ * cannot open, memory) will not mend by itself, so the worker exits with
+ * the fatal status and the master stops respawning until a reload brings
+ * another configuration.
  */
 static int
-setup_services(struct worker *w)
+setup_services(struct worker *w, struct lastwrite *writes)
 {
     const struct config *c = w->env.cfg;
     const char *conninfo = c->db ? c->db : getenv("DATABASE_URL");
@@ -579,6 +582,10 @@ setup_services(struct worker *w)
     w->env.bcrypt = bcrypt_pool_new(w->env.base, c->bcrypt_threads, c->bcrypt_cost, w->env.slot);
     if (!w->env.db || !w->env.bcrypt) {
         log_error("cannot create the database pool or the hashing threads");
+        return -1;
+    }
+    if (c->db_read && !(w->env.replica = replica_new(w->env.base, c, w->env.db, writes))) {
+        log_error("cannot create the standbys' pool");
         return -1;
     }
     if (c->access_log && strcmp(c->access_log, "off") != 0) {
@@ -623,6 +630,7 @@ teardown(struct worker *w)
     bcrypt_pool_free(w->env.bcrypt);
     cache_sync_free(w->env.sync);
     cache_free(w->env.cache);
+    replica_free(w->env.replica); /* first: its reads may have gone to the primary's pool */
     db_pool_free(w->env.db);
     w->tearing_down = 1;
     if (w->http)
@@ -691,7 +699,7 @@ worker_main(const struct worker_args *a)
         teardown(w);
         exit(1);
     }
-    if (setup_services(w) < 0) {
+    if (setup_services(w, &a->sb->writes) < 0) {
         teardown(w);
         exit(WORKER_EXIT_FATAL);
     }

@@ -78,6 +78,20 @@ verdicts() { # what, then the flags; -t exits 1 where the start exits non-zero
     check "$_what: and no worker was started" sh -c "! grep -q 'worker.*started' '$T/start.err'"
 }
 verdicts "an unparsable connection string" --dev $ROOT --db "host=x =broken"
+verdicts "an unparsable --db-read" --dev $ROOT --db-read "host=x =broken"
+check "and names db_read" grep -q 'db_read connection string is invalid' "$T/t.err"
+verdicts "a --db-read that asks for the primary" --dev $ROOT \
+    --db-read "host=a,b target_session_attrs=read-write"
+check "and says why" grep -q 'db_read names standbys' "$T/t.err"
+"$CONDUITD" -t --dev $ROOT --db-read "host=a,b port=5433" --db-read-max-lag 250ms >"$T/out" 2>&1
+is "-t takes standbys and a duration" "$?" 0
+check "and prints them" sh -c "grep -q '^db_read = host=a,b port=5433' '$T/out' &&
+    grep -q '^db_read_max_lag = 250ms' '$T/out'"
+for lag in 5 5sec 10ms 2h -1s; do
+    "$CONDUITD" -t --dev $ROOT --db-read "host=a" --db-read-max-lag "$lag" >/dev/null 2>"$T/err"
+    is "--db-read-max-lag $lag is refused" "$?" 1
+done
+check "and the reason names the key" grep -q 'db_read_max_lag' "$T/err"
 verdicts "a log in a folder that does not exist" --dev $ROOT --log "$T/no/such/dir/conduitd.log"
 if [ "$(id -u)" = 0 ]; then
     verdicts "as root without --user" --dev

@@ -20,27 +20,8 @@ command -v jq >/dev/null || skip "jq not installed"
 
 pg_start
 PRIMARY_PORT=$PGPORT
-# The standby: a base backup of the primary, its own socket folder and port.
-S=$T/pg2
-mkdir -p "$S"
-[ "$(id -u)" = 0 ] && chown postgres "$S"
-as_pg "$PG_BINDIR/pg_basebackup" -h "$PGHOST" -p "$PGPORT" -U postgres -D "$S/data" -R -X stream \
-    >"$S/basebackup.log" 2>&1 || bail "pg_basebackup failed: $(cat "$S/basebackup.log")"
-cat >>"$S/data/postgresql.conf" <<CONF
-unix_socket_directories = '$S'
-CONF
-STANDBY_PORT=$((PGPORT + 1))
-as_pg "$PG_BINDIR/pg_ctl" -D "$S/data" -l "$S/log" -w -t 30 -o "-p $STANDBY_PORT" start \
-    >/dev/null || bail "the standby did not start: $(tail -5 "$S/log")"
-EXTRA_STANDBY=1
-stop_standby() {
-    [ -n "${EXTRA_STANDBY:-}" ] &&
-        as_pg "$PG_BINDIR/pg_ctl" -D "$S/data" -w -t 30 -m immediate stop >/dev/null 2>&1
-    EXTRA_STANDBY=
-}
-trap 'stop_standby; cleanup' EXIT
-wait_for 10 sh -c "[ \"\$(psql -X -At -c 'select count(*) from pg_stat_replication')\" = 1 ]" ||
-    bail "the standby does not stream"
+pg_standby_start
+S=$STANDBY_HOST
 # Synchronous from here: an answered commit is on both.
 psql -X -q -c "ALTER SYSTEM SET synchronous_standby_names = '*'" \
     -c "ALTER SYSTEM SET synchronous_commit = on" -c "SELECT pg_reload_conf()" >/dev/null

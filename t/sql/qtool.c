@@ -46,6 +46,8 @@ type_name(Oid t)
         return "text";
     case 1184:
         return "timestamptz";
+    case 3220:
+        return "pg_lsn";
     default:
         return "OTHER";
     }

@@ -213,6 +213,23 @@ START_TEST(test_quotes_and_comments)
 }
 END_TEST
 
+/* Durations carry their unit, as PostgreSQL's settings do; kept in milliseconds. */
+START_TEST(test_durations)
+{
+    ck_assert_int_eq(cfg.db_read_max_lag, 5000); /* the default, 5s */
+    ck_assert_int_eq(load("db_read_max_lag = 250ms\n"), 0);
+    ck_assert_int_eq(cfg.db_read_max_lag, 250);
+    ck_assert_int_eq(load("db_read_max_lag = 2s\n"), 0);
+    ck_assert_int_eq(cfg.db_read_max_lag, 2000);
+    ck_assert_int_eq(load("db_read_max_lag = 1min\n"), 0);
+    ck_assert_int_eq(cfg.db_read_max_lag, 60000);
+    ck_assert_int_eq(load("db_read_max_lag = 60min\n"), 0);
+    ck_assert_int_eq(cfg.db_read_max_lag, 3600000);
+    ck_assert_int_eq(load("db_read = host=a,b port=5433,5434\n"), 0);
+    ck_assert_str_eq(cfg.db_read, "host=a,b port=5433,5434");
+}
+END_TEST
+
 START_TEST(test_bools_and_auto)
 {
     static const char *const yes[] = {"yes", "on", "true", "1", "YES", "On", "TRUE"};
@@ -310,6 +327,17 @@ START_TEST(test_errors)
     expect_error("max_body_size = 4294967296\n", "t.conf:1: ", "out of range");
     expect_error("bcrypt_cost = 32\n", "t.conf:1: ", "bcrypt_cost: 32 is out of range (4 to 31)");
     expect_error("jwt_lifetime = 59\n", "t.conf:1: ", "jwt_lifetime");
+    /* Durations: a unit is required, and the bounds hold. */
+    expect_error("db_read_max_lag = 5\n", "t.conf:1: ",
+                 "db_read_max_lag: \"5\" is not a duration (250ms, 5s, 1min)");
+    expect_error("db_read_max_lag = 5 s\n", "t.conf:1: ", "is not a duration");
+    expect_error("db_read_max_lag = 5sec\n", "t.conf:1: ", "is not a duration");
+    expect_error("db_read_max_lag = -1s\n", "t.conf:1: ", "is not a duration");
+    expect_error("db_read_max_lag = s\n", "t.conf:1: ", "is not a duration");
+    expect_error("db_read_max_lag = 99999999999999999999ms\n", "t.conf:1: ", "is not a duration");
+    expect_error("db_read_max_lag = 99ms\n", "t.conf:1: ",
+                 "db_read_max_lag: 99ms is out of range (100ms to 3600000ms)");
+    expect_error("db_read_max_lag = 61min\n", "t.conf:1: ", "out of range");
     /* Booleans and levels. */
     expect_error("daemonize = maybe\n", "t.conf:1: ", "daemonize: \"maybe\" is not yes or no");
     expect_error("dev = y\n", "t.conf:1: ", "is not yes or no");
@@ -612,6 +640,7 @@ config_suite(void)
     tcase_add_test(tc, test_whitespace_and_line_ends);
     tcase_add_test(tc, test_quotes_and_comments);
     tcase_add_test(tc, test_bools_and_auto);
+    tcase_add_test(tc, test_durations);
     tcase_add_test(tc, test_log_levels);
     tcase_add_test(tc, test_repeated_keys);
     tcase_add_test(tc, test_listen_forms);
