@@ -306,7 +306,7 @@ bench_window_end(struct bench *b, struct level *l)
     l->rps = a->wall_s > 0 ? (double)s->requests / a->wall_s : 0;
     l->conns_open = b->remote ? rw.conns_open : (long)b->cc.open;
     l->users_starting = b->remote ? rw.users_starting : vu_starting(b->vu);
-    l->users_mean = b->remote         ? rw.users_mean
+    l->users_mean = b->remote          ? rw.users_mean
                     : b->users_samples ? b->users_sum / b->users_samples
                                        : vu_active(b->vu);
     l->think_s = profile_think_mean(b->prof);
@@ -369,10 +369,13 @@ bench_judge(const struct bench *b, struct level *l)
     if (errs >= c->max_errors_pct && stats_errors(s) > 0)
         add_why(l, "errors %.2f %% >= %.2f %%", errs, c->max_errors_pct);
     if (!l->open_loop && fabs(l->little_dev_pct) > l->little_tol_pct)
-        add_why(l, "load not offered: %.1f req/s against %.1f by Little's law (%+.1f %%, tolerance %.1f %%)",
+        add_why(l,
+                "load not offered: %.1f req/s against %.1f by Little's law (%+.1f %%, tolerance "
+                "%.1f %%)",
                 l->rps, l->little_rps, l->little_dev_pct, l->little_tol_pct);
     if (l->gen_missing)
-        add_why(l, "%d of %d generator processes did not send their hold: its figures are incomplete",
+        add_why(l,
+                "%d of %d generator processes did not send their hold: its figures are incomplete",
                 l->gen_missing, l->gen_procs);
     if (l->gen_cpu_proc_max_pct > c->gen_cpu_max_pct)
         add_why(l, "generator%s at %.0f %% of a core (limit %.0f %%)",
@@ -397,6 +400,8 @@ bench_level(struct bench *b, int users, double ramp_s, double settle_max_s, doub
     l->users = users;
     l->ramp_s = ramp_s;
     l->hold_s = hold_s;
+    if (b->level_begin)
+        b->level_begin(b->level_arg, users, b->level_note);
     b->phase = "ramp";
     bench_set_users(b, users, ramp_s);
     bench_wait(b, ramp_s);

@@ -14,6 +14,7 @@
 #ifndef CONDUIT_BENCH_BENCH_H
 #define CONDUIT_BENCH_BENCH_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "bench/acct.h"
@@ -52,10 +53,10 @@ struct level {
     int little_statistical;  /* 1: three standard errors; 0: the fixed floor */
     double gen_cpu_pct;      /* the generator's CPU over the hold, of one core */
     double gen_cpu_peak_pct; /* its busiest second */
-    long conns_open;            /* the users' sockets open at the hold's end */
-    long users_starting;        /* users still logging in then */
-    int gen_procs;              /* generator processes that played the users */
-    int gen_missing;            /* of them, those whose window never came: a level not judged whole */
+    long conns_open;         /* the users' sockets open at the hold's end */
+    long users_starting;     /* users still logging in then */
+    int gen_procs;           /* generator processes that played the users */
+    int gen_missing;         /* of them, those whose window never came: a level not judged whole */
     double gen_cpu_proc_max_pct; /* the busiest of them, of one core (judged) */
     double gen_us_per_req, server_us_per_req, pg_us_per_req;
     struct acct_result acct;
@@ -66,12 +67,12 @@ struct level {
 
 /* What the generator processes of a window sent back (procs.h). */
 struct remote_window {
-    double users_mean;       /* summed */
-    long conns_open;         /* summed: sockets open at the window's end */
-    long users_starting;     /* summed: users still in their session start then */
-    int missing;             /* processes that did not answer */
-    double cpu_max_pct;      /* the busiest process, of one core */
-    double cpu_peak_pct;     /* the busiest second of any of them */
+    double users_mean;   /* summed */
+    long conns_open;     /* summed: sockets open at the window's end */
+    long users_starting; /* summed: users still in their session start then */
+    int missing;         /* processes that did not answer */
+    double cpu_max_pct;  /* the busiest process, of one core */
+    double cpu_peak_pct; /* the busiest second of any of them */
 };
 
 /*
@@ -118,13 +119,19 @@ struct bench {
     const char *phase;
     int conns; /* the open-loop modes' connections, for the progress line */
     int quiet;
-    FILE *log; /* progress lines; stderr by default */
-    const char *loadavg_path; /* NULL: /proc/loadavg */
-    double load_start;        /* the 1-minute load average before any level */
-    int probe_requests;       /* sent by the dataset probe (probe.h), not measured */
+    FILE *log;                   /* progress lines; stderr by default */
+    const char *loadavg_path;    /* NULL: /proc/loadavg */
+    double load_start;           /* the 1-minute load average before any level */
+    int probe_requests;          /* sent by the dataset probe (probe.h), not measured */
     struct bench_remote *remote; /* the users' processes (owned), or NULL: this one */
     void (*second)(void *arg);   /* called once a second before the second's stats reset */
     void *second_arg;
+    /* Called as each level begins, with its users (experiment's progress). */
+    void (*level_begin)(void *arg, int users, const char *note);
+    void *level_arg;
+    const char *level_note; /* what the next levels are for, if not the search ("warm-up") */
+    /* Set (by a signal handler): a search ends after the level in progress. */
+    volatile sig_atomic_t *stop;
 };
 
 struct bench_opts {

@@ -15,13 +15,33 @@
 #include "bench/servers.h"
 
 int
+chart_run(const char *gp, const char *data, char *err, size_t errlen)
+{
+    char gnuplot[4096];
+    pid_t pid;
+    int status;
+
+    if (servers_find("gnuplot", NULL, gnuplot, sizeof(gnuplot)) < 0) {
+        snprintf(err, errlen, "gnuplot not found (apt-get install gnuplot-nox); data in %s", data);
+        return -1;
+    }
+    if ((pid = fork()) == 0) {
+        execl(gnuplot, "gnuplot", gp, (char *)NULL);
+        _exit(127);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(err, errlen, "gnuplot %s failed", gp);
+        return -1;
+    }
+    return 0;
+}
+
+int
 chart_draw(const char *base, const char *title, const struct chart_row *rows, int n, char *err,
            size_t errlen)
 {
-    char dat[4096], gp[4096], png[4096], gnuplot[4096];
+    char dat[4096], gp[4096], png[4096];
     FILE *f;
-    pid_t pid;
-    int status;
 
     snprintf(dat, sizeof(dat), "%s.dat", base);
     snprintf(gp, sizeof(gp), "%s.gp", base);
@@ -56,17 +76,5 @@ chart_draw(const char *base, const char *title, const struct chart_row *rows, in
             "     '' using 0:4 with linespoints lw 2 pt 5 title 'PostgreSQL PSS' axes x1y2\n",
             png, title, dat, dat);
     fclose(f);
-    if (servers_find("gnuplot", NULL, gnuplot, sizeof(gnuplot)) < 0) {
-        snprintf(err, errlen, "gnuplot not found (apt-get install gnuplot-nox); data in %s", dat);
-        return -1;
-    }
-    if ((pid = fork()) == 0) {
-        execl(gnuplot, "gnuplot", gp, (char *)NULL);
-        _exit(127);
-    }
-    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(err, errlen, "gnuplot %s failed", gp);
-        return -1;
-    }
-    return 0;
+    return chart_run(gp, dat, err, errlen);
 }

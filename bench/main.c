@@ -36,6 +36,8 @@ main(int argc, char **argv)
         return mode_compare(&o);
     case MODE_CEILING:
         return mode_ceiling(&o);
+    case MODE_EXPERIMENT:
+        return mode_experiment(&o);
     }
     return 2;
 }

@@ -10,7 +10,6 @@
 #include "config.h"
 
 #include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,68 +18,42 @@
 
 #include "bench/ceiling.h"
 #include "bench/chart.h"
+#include "bench/confrun.h"
 #include "bench/modes.h"
 #include "bench/report.h"
 #include "bench/search.h"
 #include "bench/servers.h"
 
-#ifndef DATADIR
-#define DATADIR "/usr/local/share/conduitd"
-#endif
-
 #define MB (1024.0 * 1024.0)
 
-struct row {
-    char label[32];
-    int workers, ok;
-    int server_probes; /* readiness requests servers.c sent its servers */
-    struct search_result r;
-    char err[512];
-};
-
-static const struct level *
-best(const struct row *w)
-{
-    return w->ok && w->r.best >= 0 ? &w->r.level[w->r.best] : NULL;
-}
-
-static double
-share(const struct acct_result *a, int g)
-{
-    double busy = a->other_s;
-
-    for (int i = 0; i < AG_NGROUPS; i++)
-        busy += a->cpu_s[i];
-    return busy > 0 ? (g < 0 ? a->other_s : a->cpu_s[g]) * 100 / busy : 0;
-}
-
 static void
-print_table(FILE *f, const struct row *rows, int n, const struct options *o, double ceiling)
+print_table(FILE *f, const struct confrun *rows, int n, const struct options *o, double ceiling)
 {
     fprintf(f, "\n%-9s %7s %6s %8s %8s %8s %9s %9s %21s %8s %6s %8s\n", "config", "workers",
             "users", "req/s", "p95", "p99", "srv PSS", "pg PSS", "CPU srv/pg/gen/other %",
             "users/w", "pg cx", "ceiling");
     for (int i = 0; i < n; i++) {
-        const struct level *l = best(&rows[i]);
+        const struct level *l = confrun_best(&rows[i]);
         char shares[32], frac[16] = "-";
 
         if (!l) {
-            fprintf(f, "%-9s %7d %6d  %s\n", rows[i].label, rows[i].workers,
+            fprintf(f, "%-9s %7d %6d  %s\n", rows[i].label, rows[i].cfg.workers,
                     rows[i].ok ? rows[i].r.users_pass : 0,
                     rows[i].err[0] ? rows[i].err : "nothing passed");
             continue;
         }
         if (ceiling > 0)
             snprintf(frac, sizeof(frac), "%.1f%%", l->rps * 100 / ceiling);
-        snprintf(shares, sizeof(shares), "%.0f/%.0f/%.0f/%.0f", share(&l->acct, AG_SERVER),
-                 share(&l->acct, AG_POSTGRES), share(&l->acct, AG_BENCH), share(&l->acct, -1));
+        snprintf(shares, sizeof(shares), "%.0f/%.0f/%.0f/%.0f", confrun_share(&l->acct, AG_SERVER),
+                 confrun_share(&l->acct, AG_POSTGRES), confrun_share(&l->acct, AG_BENCH),
+                 confrun_share(&l->acct, -1));
         fprintf(f, "%-9s %7d %6d %8.1f %7.1fms %7.1fms %8.1fM %8.1fM %21s %8.0f %6d %8s\n",
-                rows[i].label, rows[i].workers, rows[i].r.users_pass, l->rps,
+                rows[i].label, rows[i].cfg.workers, rows[i].r.users_pass, l->rps,
                 (double)hist_percentile(&l->st->all, 95) / 1e3,
                 (double)hist_percentile(&l->st->all, 99) / 1e3,
                 (l->acct.pss_mean[AG_SERVER] + l->acct.pss_mean[AG_NGINX]) / MB,
                 l->acct.pss_mean[AG_POSTGRES] / MB, shares,
-                (double)rows[i].r.users_pass / rows[i].workers, l->acct.pg_backends_max, frac);
+                (double)rows[i].r.users_pass / rows[i].cfg.workers, l->acct.pg_backends_max, frac);
     }
     fprintf(f,
             "(pool %d per worker%s%s; cores: %s; hold %.0f s a level; CPU shares of the "
@@ -90,17 +63,17 @@ print_table(FILE *f, const struct row *rows, int n, const struct options *o, dou
 }
 
 static cJSON *
-row_json(const struct row *w, const struct options *o, const struct profile *p, double ceiling)
+row_json(const struct confrun *w, const struct options *o, const struct profile *p, double ceiling)
 {
     cJSON *j = cJSON_CreateObject();
-    const struct level *l = best(w);
+    const struct level *l = confrun_best(w);
 
     cJSON_AddStringToObject(j, "configuration", w->label);
-    cJSON_AddNumberToObject(j, "workers", w->workers);
+    cJSON_AddNumberToObject(j, "workers", w->cfg.workers);
     cJSON_AddNumberToObject(j, "instances", o->instances);
-    cJSON_AddNumberToObject(j, "workers_per_instance", w->workers / o->instances);
+    cJSON_AddNumberToObject(j, "workers_per_instance", w->cfg.workers / o->instances);
     cJSON_AddNumberToObject(j, "pool", o->pool);
-    cJSON_AddNumberToObject(j, "postgres_connections_configured", w->workers * o->pool);
+    cJSON_AddNumberToObject(j, "postgres_connections_configured", w->cfg.workers * o->pool);
     cJSON_AddBoolToObject(j, "reuseport", o->reuseport);
     cJSON_AddNumberToObject(j, "cores", o->cores);
     cJSON_AddNumberToObject(j, "server_probe_requests", w->server_probes);
@@ -109,7 +82,7 @@ row_json(const struct row *w, const struct options *o, const struct profile *p, 
     if (!w->ok)
         return j;
     cJSON_AddNumberToObject(j, "users_passed", w->r.users_pass);
-    cJSON_AddNumberToObject(j, "users_per_worker", (double)w->r.users_pass / w->workers);
+    cJSON_AddNumberToObject(j, "users_per_worker", (double)w->r.users_pass / w->cfg.workers);
     if (l) {
         cJSON_AddNumberToObject(j, "rps", l->rps);
         cJSON_AddNumberToObject(j, "fraction_of_ceiling", ceiling > 0 ? l->rps / ceiling : 0);
@@ -118,104 +91,12 @@ row_json(const struct row *w, const struct options *o, const struct profile *p, 
     return j;
 }
 
-/*
- * The generator keeps off the server's cores when there are others: this
- * process and every generator process (the roots of its accounting group).
- */
-static void
-pin_generator_away(const struct acct *a, int cores)
-{
-    long all = sysconf(_SC_NPROCESSORS_ONLN);
-    cpu_set_t set;
-
-    if (!cores || cores >= all)
-        return;
-    CPU_ZERO(&set);
-    for (long i = cores; i < all; i++)
-        CPU_SET((int)i, &set);
-    for (int i = 0; i < a->nroots[AG_BENCH]; i++)
-        sched_setaffinity(a->root[AG_BENCH][i], sizeof(set), &set);
-}
-
-static int
-find_tools(const struct options *o, char *conduitd, char *tmpl, size_t cap)
-{
-    char exe[2048], dir[2048];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    const char *dirs[] = {dir, "/usr/local/sbin", "/usr/sbin", NULL};
-
-    snprintf(dir, sizeof(dir), ".");
-    if (n > 0) {
-        exe[n] = '\0';
-        *strrchr(exe, '/') = '\0';
-        snprintf(dir, sizeof(dir), "%s", exe);
-    }
-    if (servers_find(o->conduitd ? o->conduitd : "conduitd", dirs, conduitd, cap) < 0) {
-        fprintf(stderr, "conduit-bench: conduitd not found (--conduitd PATH)\n");
-        return -1;
-    }
-    /* The nginx template: given, installed, or in the source tree beside a build. */
-    if (o->nginx_template)
-        snprintf(tmpl, cap, "%s", o->nginx_template);
-    else
-        snprintf(tmpl, cap, "%s/nginx-upstream.conf.in", DATADIR);
-    if (!o->nginx_template && access(tmpl, R_OK) < 0)
-        snprintf(tmpl, cap, "%s/../etc/nginx-upstream.conf.in", dir);
-    if (o->instances > 1 && access(tmpl, R_OK) < 0) {
-        fprintf(stderr, "conduit-bench: %s: not found (--nginx-template FILE)\n", tmpl);
-        return -1;
-    }
-    return 0;
-}
-
-static void
-run_config(struct bench *b, struct options *o, const struct servers_cfg *base, pid_t pg,
-           struct row *w)
-{
-    struct servers_cfg c = *base;
-    struct servers s;
-    struct level warm;
-
-    c.workers = w->workers;
-    if (pg && o->cores)
-        servers_pin(pg, o->cores);
-    fprintf(stderr, "==== %s: %d worker(s), pool %d, %d instance(s)\n", w->label, w->workers,
-            o->pool, o->instances);
-    if (servers_start(&c, &s, w->err, sizeof(w->err)) < 0) {
-        fprintf(stderr, "conduit-bench: %s\n", w->err);
-        servers_stop(&s);
-        return;
-    }
-    acct_clear_roots(&b->acct, AG_SERVER);
-    acct_clear_roots(&b->acct, AG_NGINX);
-    for (int k = 0; k < s.n; k++)
-        acct_add_root(&b->acct, AG_SERVER, s.master[k]);
-    if (s.nginx)
-        acct_add_root(&b->acct, AG_NGINX, s.nginx);
-    bench_set_target(b, s.target_port);
-    if (modes_probe(o, b) < 0) {
-        snprintf(w->err, sizeof(w->err), "the server does not hold the dataset (see above)");
-        servers_stop(&s);
-        return;
-    }
-    if (o->warmup_s > 0) {
-        bench_level(b, o->start, o->ramp_s, o->settle_max_s, o->warmup_s, &warm);
-        level_free(&warm);
-    }
-    search_run(b, o, &w->r);
-    w->ok = 1;
-    bench_drain(b, b->prof->timeout_s);
-    search_print(stderr, &w->r);
-    w->server_probes = s.probes;
-    servers_stop(&s);
-}
-
 int
 mode_compare(struct options *o)
 {
     struct profile *prof;
     struct bench b;
-    struct row rows[OPT_MAX_CONFIGS];
+    struct confrun rows[OPT_MAX_CONFIGS];
     struct servers_cfg base = {0};
     struct level ceil_l = {0};
     struct chart_row chart[OPT_MAX_CONFIGS];
@@ -230,7 +111,7 @@ mode_compare(struct options *o)
     struct tm tm;
     int rc = 0, cost = 0;
 
-    if (find_tools(o, conduitd, tmpl, sizeof(tmpl)) < 0)
+    if (confrun_tools(o, o->instances > 1, conduitd, tmpl, sizeof(tmpl)) < 0)
         return 2;
     localtime_r(&t, &tm);
     strftime(title, sizeof(title), "%Y%m%d-%H%M%S", &tm);
@@ -249,7 +130,7 @@ mode_compare(struct options *o)
     acct_clear_roots(&b.acct, AG_POSTGRES);
     if (pg)
         acct_add_root(&b.acct, AG_POSTGRES, pg);
-    pin_generator_away(&b.acct, o->cores);
+    confrun_pin_generator(&b.acct, o->cores);
     if (pg && o->cores)
         servers_pin(pg, o->cores);
     if (!o->no_ceiling) {
@@ -269,15 +150,17 @@ mode_compare(struct options *o)
     base.instances = o->instances;
     base.pool = o->pool;
     base.reuseport = o->reuseport;
+    base.cache = o->cache;
     base.base_port = o->base_port;
     base.cores = o->cores;
     base.clients = o->b.max_users;
     for (int i = 0; i < o->nworkers; i++) {
         memset(&rows[i], 0, sizeof(rows[i]));
-        rows[i].workers = o->workers[i];
+        rows[i].cfg = base;
+        rows[i].cfg.workers = o->workers[i];
         snprintf(rows[i].label, sizeof(rows[i].label), "%dx%d", o->instances,
                  o->workers[i] / o->instances);
-        run_config(&b, o, &base, pg, &rows[i]);
+        confrun_play(&b, o, pg, &rows[i]);
     }
     if (pg && o->cores)
         servers_pin(pg, 0);
@@ -288,7 +171,7 @@ mode_compare(struct options *o)
     if (ceiling > 0)
         printf("SQL ceiling: %.0f statements/s with %d connections (PostgreSQL %.0f %% of the "
                "busy CPU)\n",
-               ceiling, n * o->pool, share(&ceil_l.acct, AG_POSTGRES));
+               ceiling, n * o->pool, confrun_share(&ceil_l.acct, AG_POSTGRES));
     print_table(stdout, rows, o->nworkers, o, ceiling);
     printf("(logins verify the seeded users' bcrypt hash, cost %d)\n", cost);
 
@@ -303,7 +186,7 @@ mode_compare(struct options *o)
     modes_json_totals(root, &b);
     configs = cJSON_AddArrayToObject(root, "configurations");
     for (int i = 0; i < o->nworkers; i++) {
-        const struct level *l = best(&rows[i]);
+        const struct level *l = confrun_best(&rows[i]);
 
         cJSON_AddItemToArray(configs, row_json(&rows[i], o, prof, ceiling));
         chart[i].label = rows[i].label;
@@ -330,7 +213,7 @@ mode_compare(struct options *o)
     cJSON_Delete(root);
     level_free(&ceil_l);
     for (int i = 0; i < o->nworkers; i++)
-        search_free(&rows[i].r);
+        confrun_free(&rows[i]);
     bench_free(&b);
     profile_free(prof);
     return rc;

@@ -142,7 +142,7 @@ modes_setup(struct options *o, struct profile **prof, struct bench *b)
                 "process(es) (this run may want %d): raise it with ulimit -Hn as root "
                 "(CAP_SYS_RESOURCE), or give --procs\n",
                 got, got - 1024, n, o->b.max_users);
-        if (o->mode == MODE_SEARCH || o->mode == MODE_COMPARE) {
+        if (o->mode == MODE_SEARCH || o->mode == MODE_COMPARE || o->mode == MODE_EXPERIMENT) {
             o->b.max_users = (int)(got - 1024) * n;
             o->max_users_why = "the generator's open file limit passed: the server's capacity is "
                                "higher, these processes cannot offer more";
@@ -171,8 +171,9 @@ modes_setup(struct options *o, struct profile **prof, struct bench *b)
         return -1;
     }
     b->crit = o->crit;
-    /* compare probes each server it starts; ceiling asks no server. */
-    if (o->mode != MODE_COMPARE && o->mode != MODE_CEILING && modes_probe(o, b) < 0) {
+    /* compare and experiment probe each server they start; ceiling asks no server. */
+    if (o->mode != MODE_COMPARE && o->mode != MODE_EXPERIMENT && o->mode != MODE_CEILING &&
+        modes_probe(o, b) < 0) {
         bench_free(b);
         profile_free(*prof);
         *prof = NULL;

@@ -1,5 +1,5 @@
 /*
- * modes: the five things conduit-bench does (see conduit-bench(1)), and
+ * modes: the six things conduit-bench does (see conduit-bench(1)), and
  * the setup they share: the profile, the descriptor limit, the bench
  * context, whom to account for, the JSON header and file.
  */
@@ -17,6 +17,7 @@ int mode_search(struct options *o);
 int mode_rate(struct options *o);
 int mode_compare(struct options *o);
 int mode_ceiling(struct options *o);
+int mode_experiment(struct options *o);
 
 /* The profile named by --profile, else the installed default. */
 struct profile *modes_profile(const struct options *o);

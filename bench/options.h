@@ -10,13 +10,16 @@
 #include <sys/types.h>
 
 #include "bench/bench.h"
+#include "bench/matrix.h"
 
-enum bench_mode { MODE_RUN, MODE_SEARCH, MODE_RATE, MODE_COMPARE, MODE_CEILING };
+enum bench_mode { MODE_RUN, MODE_SEARCH, MODE_RATE, MODE_COMPARE, MODE_CEILING, MODE_EXPERIMENT };
 
 #define OPT_MAX_PIDS 16
 #define OPT_MAX_CONFIGS 16
 
 struct options {
+    int argc;
+    char **argv; /* the command line, as the reports quote it */
     enum bench_mode mode;
     const char *mode_name;
     struct bench_opts b;
@@ -45,6 +48,7 @@ struct options {
     int workers[OPT_MAX_CONFIGS];
     int nworkers;
     int pool, cores, reuseport, instances;
+    int cache; /* compare: conduitd --cache on */
     const char *conduitd, *db, *nginx, *nginx_template, *workers_spec;
     int base_port;
     /* ceiling */
@@ -52,6 +56,11 @@ struct options {
     int no_ceiling;
     int no_probe; /* skip the check that the target holds the dataset (probe.h) */
     int procs;    /* generator processes (procs.h); 0: as many as the file limit needs */
+    /* experiment: the lists as given, and the configurations they make */
+    const char *cores_spec, *instances_spec, *cache_spec;
+    struct matrix_config matrix[MATRIX_MAX];
+    int nmatrix;
+    int set_hold, set_ramp, set_warmup, set_max_levels; /* given: not the mode's default */
 };
 
 /* 0, 1 when help was printed, -1 with a message in err. */
@@ -64,5 +73,8 @@ int options_parse(int argc, char **argv, struct options *o, char *err, size_t er
 int options_workers(const char *spec, int n, int *out, int max);
 
 void options_usage(FILE *f);
+
+/* "--FLAG ARG: WANT" into err; returns -1, for `return options_bad(...)`. */
+int options_bad(char *err, size_t errlen, const char *flag, const char *arg, const char *want);
 
 #endif

@@ -50,6 +50,10 @@ search_run(struct bench *b, const struct options *o, struct search_result *r)
             r->stopped = "--max-levels reached";
             break;
         }
+        if (b->stop && *b->stop) {
+            r->stopped = "interrupted";
+            break;
+        }
         l = play(b, o, r, users);
         if (!l->pass && !o->no_rerun && r->nlevels < limit) {
             /* Confirm a failure before it bounds the search. */
@@ -83,7 +87,8 @@ search_run(struct bench *b, const struct options *o, struct search_result *r)
             users = o->min_users;
     }
     /* Play the best pass again: the figures reported are seen twice. */
-    if (lo > 0 && !o->no_rerun && r->best != r->nlevels - 1 && r->nlevels < SEARCH_MAX_LEVELS) {
+    if (lo > 0 && !o->no_rerun && r->best != r->nlevels - 1 && r->nlevels < SEARCH_MAX_LEVELS &&
+        !(b->stop && *b->stop)) {
         struct level *l = play(b, o, r, lo);
 
         if (l->pass)

@@ -391,6 +391,10 @@ start_master(const struct servers_cfg *c, struct servers *s, int k, char *err, s
     argv[a++] = s->log[k];
     if (c->reuseport)
         argv[a++] = "--reuseport";
+    if (c->cache) {
+        argv[a++] = "--cache";
+        argv[a++] = "on";
+    }
     if (!getenv("CONDUITD_JWT_SECRET"))
         argv[a++] = "--dev"; /* a published secret, for a benchmark on loopback only */
     if (geteuid() == 0)
@@ -405,7 +409,8 @@ start_master(const struct servers_cfg *c, struct servers *s, int k, char *err, s
     for (i = 0; i < READY_TIMEOUT_S * 10; i++) {
         if (!s->port[k])
             s->port[k] = logged_port(s->log[k]);
-        if (s->port[k] && log_says(s->log[k], "worker(s) ready") && probe(s, s->port[k], "/healthz"))
+        if (s->port[k] && log_says(s->log[k], "worker(s) ready") &&
+            probe(s, s->port[k], "/healthz"))
             return 0;
         if (!alive(s->master[k])) {
             snprintf(err, errlen, "conduitd exited at start: see %s", s->log[k]);

@@ -29,6 +29,7 @@ struct servers_cfg {
     int instances;
     int pool;
     int reuseport;
+    int cache;     /* conduitd --cache on */
     int base_port; /* 0: free ports; else instance k on base_port + 1 + k, nginx on base_port */
     int cores;     /* 0: not pinned */
     int clients;   /* the most users that will connect: nginx's workers, conduitd's cap */

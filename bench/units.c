@@ -86,3 +86,17 @@ units_fmt_us(double us, char *buf, unsigned cap)
         snprintf(buf, cap, "%.2fs", us / 1e6);
     return buf;
 }
+
+const char *
+units_fmt_s(double s, char *buf, unsigned cap)
+{
+    long t = (long)(s + 0.5);
+
+    if (t >= 3600)
+        snprintf(buf, cap, "%ld h %02ld min", t / 3600, t % 3600 / 60);
+    else if (t >= 60)
+        snprintf(buf, cap, "%ld min %02ld s", t / 60, t % 60);
+    else
+        snprintf(buf, cap, "%ld s", t);
+    return buf;
+}

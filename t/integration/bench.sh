@@ -36,7 +36,7 @@ is "a bad duration exits 2" "$?" 2
 check "naming the flag" grep -q -- '--hold 2x: want a duration' "$T/out"
 "$BENCH" rate $P --rps 10 --procs 2 >"$T/out" 2>&1
 is "rate in several processes is refused" "$?" 2
-check "saying which modes can" grep -q 'only run, search and compare use several processes' "$T/out"
+check "saying which modes can" grep -q 'only run, search, compare and experiment use several processes' "$T/out"
 "$BENCH" run $P --users 5 --procs 0 >"$T/out" 2>&1
 is "--procs 0 is refused" "$?" 2
 check "naming the range" grep -q -- '--procs 0: want a whole number from 1 to 24' "$T/out"

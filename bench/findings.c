@@ -1,0 +1,292 @@
+/*
+ * findings: see findings.h.
+ */
+#include "config.h"
+
+#include "bench/findings.h"
+
+#include <string.h>
+
+double
+findings_server_mb(const struct exp_row *r)
+{
+    return r->pss_mb[AG_SERVER] + r->pss_mb[AG_NGINX];
+}
+
+int
+findings_winner(const struct exp_row *rows, int n)
+{
+    int w = -1;
+
+    for (int i = 0; i < n; i++) {
+        if (!rows[i].users)
+            continue;
+        if (w < 0 || rows[i].users > rows[w].users ||
+            (rows[i].users == rows[w].users &&
+             findings_server_mb(&rows[i]) < findings_server_mb(&rows[w])))
+            w = i;
+    }
+    return w;
+}
+
+/* Two rows alike but in the fields the caller compares. */
+static int
+same(const struct matrix_config *a, const struct matrix_config *b, int cores, int workers,
+     int instances, int cache)
+{
+    return (!cores || a->cores == b->cores) && (!workers || a->workers == b->workers) &&
+           (!instances || a->instances == b->instances) && (!cache || a->cache == b->cache);
+}
+
+/* Some item of a's workers list is one of b's ("n" in "1,n"). */
+static int
+spec_shared(const struct matrix_config *a, const struct matrix_config *b)
+{
+    char buf[sizeof(a->spec)], *save = NULL;
+
+    snprintf(buf, sizeof(buf), "%s", a->spec);
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (matrix_has_spec(b, t))
+            return 1;
+    return 0;
+}
+
+double
+findings_scaling(const struct exp_row *rows, int n, int i)
+{
+    const struct exp_row *r = &rows[i];
+    int twin = -1;
+
+    for (int j = 0; j < n; j++) {
+        const struct exp_row *o = &rows[j];
+
+        if (o->m.cores < r->m.cores && same(&o->m, &r->m, 0, 0, 1, 1) &&
+            spec_shared(&o->m, &r->m) && (twin < 0 || o->m.cores > rows[twin].m.cores))
+            twin = j;
+    }
+    if (twin < 0 || !r->users || !rows[twin].users)
+        return 0;
+    return (double)r->users / rows[twin].users;
+}
+
+/* Thousands separated, as the report's tables write them. */
+static const char *
+num(int v, char *buf, size_t cap)
+{
+    char raw[32];
+    int len, o = 0;
+
+    len = snprintf(raw, sizeof(raw), "%d", v < 0 ? -v : v);
+    if (v < 0 && o < (int)cap - 1)
+        buf[o++] = '-';
+    for (int i = 0; i < len && o < (int)cap - 1; i++) {
+        if (i && (len - i) % 3 == 0 && o < (int)cap - 2)
+            buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+static void
+winner(FILE *f, const struct exp_row *rows, int n, int w)
+{
+    const struct exp_row *r = &rows[w];
+    int second = -1;
+    char a[32], b[32];
+
+    for (int i = 0; i < n; i++)
+        if (i != w && rows[i].users && (second < 0 || rows[i].users > rows[second].users))
+            second = i;
+    fprintf(f,
+            "**%s** served the most users: %s (%.0f req/s, p95 %.0f ms, conduitd and nginx %.1f MB "
+            "PSS)",
+            r->m.label, num(r->users, a, sizeof(a)), r->rps, r->p95_ms, findings_server_mb(r));
+    if (second >= 0 && rows[second].users == r->users)
+        fprintf(f, ", as many as %s, which used more memory.", rows[second].m.label);
+    else if (second >= 0)
+        fprintf(f, ", %.1f %% more than the next, %s (%s).",
+                (double)(r->users - rows[second].users) * 100 / rows[second].users,
+                rows[second].m.label, num(rows[second].users, b, sizeof(b)));
+    else
+        fprintf(f, "; no other configuration passed a level.");
+}
+
+/*
+ * Among the worker counts of one group (cores, instances, cache alike),
+ * which item of the workers list passed the most users: counted per item
+ * over every group with two counts or more that passed something.
+ */
+static int
+worker_counts(FILE *f, const struct exp_row *rows, int n)
+{
+    char items[8][16];
+    int wins[8] = {0}, nitems = 0, groups = 0;
+
+    for (int i = 0; i < n; i++) {
+        int best = -1, members = 0, first = 1;
+
+        /* Each group once: from its first row. */
+        for (int j = 0; j < i; j++)
+            if (same(&rows[j].m, &rows[i].m, 1, 0, 1, 1))
+                first = 0;
+        if (!first)
+            continue;
+        for (int j = i; j < n; j++) {
+            if (!same(&rows[j].m, &rows[i].m, 1, 0, 1, 1))
+                continue;
+            members++;
+            if (rows[j].users && (best < 0 || rows[j].users > rows[best].users))
+                best = j;
+        }
+        if (members < 2 || best < 0)
+            continue;
+        groups++;
+        {
+            char spec[32], *save = NULL;
+
+            snprintf(spec, sizeof(spec), "%s", rows[best].m.spec);
+            for (char *t = strtok_r(spec, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                int k = 0;
+
+                while (k < nitems && strcmp(items[k], t))
+                    k++;
+                if (k == nitems && nitems < 8)
+                    snprintf(items[nitems++], sizeof(items[0]), "%s", t);
+                if (k < 8)
+                    wins[k]++;
+            }
+        }
+    }
+    if (!groups)
+        return 0;
+    fprintf(f, " Of the %d group%s of configurations that differ only in the worker count, ",
+            groups, groups == 1 ? "" : "s");
+    for (int k = 0; k < nitems; k++)
+        fprintf(f, "%s%s worker%s per instance won %d", k ? (k == nitems - 1 ? " and " : ", ") : "",
+                items[k], strcmp(items[k], "1") ? "s" : "", wins[k]);
+    fprintf(f, " (a count named twice on one core, 1 and n, wins for both).");
+    return 1;
+}
+
+/* Mean over pairs of rows alike but in one field, both passed something. */
+struct pairs {
+    int n;
+    double users_pct, server_mb, per_unit_mb;
+};
+
+static struct pairs
+pairs_of(const struct exp_row *rows, int n, int cores, int workers, int instances, int cache,
+         int (*ordered)(const struct exp_row *lo, const struct exp_row *hi))
+{
+    struct pairs p = {0, 0, 0, 0};
+
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            const struct exp_row *lo = &rows[i], *hi = &rows[j];
+
+            if (i == j || !lo->users || !hi->users ||
+                !same(&lo->m, &hi->m, cores, workers, instances, cache) || !ordered(lo, hi))
+                continue;
+            p.n++;
+            p.users_pct += (double)(hi->users - lo->users) * 100 / lo->users;
+            p.server_mb += findings_server_mb(hi) - findings_server_mb(lo);
+            if (hi->m.workers != lo->m.workers)
+                p.per_unit_mb += (findings_server_mb(hi) - findings_server_mb(lo)) /
+                                 ((hi->m.workers - lo->m.workers) * lo->m.instances);
+        }
+    if (p.n) {
+        p.users_pct /= p.n;
+        p.server_mb /= p.n;
+        p.per_unit_mb /= p.n;
+    }
+    return p;
+}
+
+static int
+more_workers(const struct exp_row *lo, const struct exp_row *hi)
+{
+    return hi->m.workers > lo->m.workers;
+}
+
+static int
+second_instance(const struct exp_row *lo, const struct exp_row *hi)
+{
+    return lo->m.instances == 1 && hi->m.instances == 2;
+}
+
+/* The same workers in all, spread over more instances (1x2 against 2x1). */
+static int
+spread(const struct exp_row *lo, const struct exp_row *hi)
+{
+    return hi->m.instances > lo->m.instances &&
+           hi->m.instances * hi->m.workers == lo->m.instances * lo->m.workers;
+}
+
+static int
+cache_on(const struct exp_row *lo, const struct exp_row *hi)
+{
+    return !lo->m.cache && hi->m.cache;
+}
+
+int
+findings_write(FILE *f, const struct exp_row *rows, int n)
+{
+    int w = findings_winner(rows, n), said = 0, twins = 0;
+    struct pairs p;
+    double scale = 0;
+
+    if (w < 0) {
+        fprintf(f, "No configuration passed a level: lower --start, or look at the levels' "
+                   "reasons in the JSON.\n");
+        return 1;
+    }
+    winner(f, rows, n, w);
+    said++;
+    said += worker_counts(f, rows, n);
+    p = pairs_of(rows, n, 1, 0, 1, 1, more_workers);
+    if (p.n) {
+        fprintf(f,
+                " Each extra worker cost %.1f MB of PSS (conduitd, mean of %d pairs) and changed "
+                "the users served by %+.1f %%.",
+                p.per_unit_mb, p.n, p.users_pct);
+        said++;
+    }
+    p = pairs_of(rows, n, 1, 1, 0, 1, second_instance);
+    if (p.n) {
+        fprintf(f,
+                " A second instance of the same workers behind nginx changed the users by "
+                "%+.1f %% at %+.1f MB of PSS (conduitd and nginx, mean of %d pairs).",
+                p.users_pct, p.server_mb, p.n);
+        said++;
+    }
+    p = pairs_of(rows, n, 1, 0, 0, 1, spread);
+    if (p.n) {
+        fprintf(f,
+                " The same workers spread over more instances (as 2x1 against 1x2) changed the "
+                "users by %+.1f %% at %+.1f MB (mean of %d pairs).",
+                p.users_pct, p.server_mb, p.n);
+        said++;
+    }
+    p = pairs_of(rows, n, 1, 1, 1, 0, cache_on);
+    if (p.n) {
+        fprintf(f, " The cache changed the users by %+.1f %% (mean of %d pairs).", p.users_pct,
+                p.n);
+        said++;
+    }
+    for (int i = 0; i < n; i++) {
+        double s = findings_scaling(rows, n, i);
+
+        if (s > 0) {
+            scale += s;
+            twins++;
+        }
+    }
+    if (twins) {
+        fprintf(f, " One core more multiplied the users by %.2f (mean of %d pairs).", scale / twins,
+                twins);
+        said++;
+    }
+    fprintf(f, "\n");
+    return said;
+}

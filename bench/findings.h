@@ -1,0 +1,57 @@
+/*
+ * findings: what an experiment's numbers say, as the paragraph of
+ * report.md: which configuration served the most users and by how much,
+ * which worker count won, what an extra worker and an extra instance cost
+ * in memory and gave in users, what the cache and a second core gave.
+ * Every figure is computed from the rows; a sentence whose comparison the
+ * matrix does not contain is left out.
+ *
+ * Pure logic on plain rows (no levels, no I/O but the FILE written to), so
+ * t/unit/test_bench_findings.c checks it on rows it makes up.
+ */
+#ifndef CONDUIT_BENCH_FINDINGS_H
+#define CONDUIT_BENCH_FINDINGS_H
+
+#include <stdio.h>
+
+#include "bench/acct.h"
+#include "bench/matrix.h"
+
+#define FINDINGS_MAX_LEVELS 64 /* search.h's SEARCH_MAX_LEVELS */
+
+/* One configuration's result, from its best pass (all zero when none). */
+struct exp_row {
+    struct matrix_config m;
+    int ran;   /* the servers started and the search ran */
+    int users; /* passed; 0 when nothing did */
+    double rps, p50_ms, p95_ms, p99_ms, errors_pct;
+    double pss_mb[AG_NGROUPS], rss_mb[AG_NGROUPS]; /* mean over the hold, by group */
+    double cpu_pct[AG_NGROUPS], other_pct;         /* shares of the machine's busy time */
+    double us_per_req[AG_NGROUPS];                 /* CPU per request (server, postgres, bench) */
+    int pg_backends;                               /* PostgreSQL client backends, at most */
+    int gen_own_cores;                             /* the generator had cores of its own */
+    double wall_s;                                 /* start to stop */
+    /* every level the search played, in order: the latency chart */
+    int nlevels;
+    int level_users[FINDINGS_MAX_LEVELS];
+    double level_p95_ms[FINDINGS_MAX_LEVELS];
+    int level_pass[FINDINGS_MAX_LEVELS];
+};
+
+/* The server side's PSS: conduitd and nginx. */
+double findings_server_mb(const struct exp_row *r);
+
+/* The row with the most users (ties: the smaller server PSS), or -1. */
+int findings_winner(const struct exp_row *rows, int n);
+
+/*
+ * users(row) / users(its twin on one core fewer: same instances, cache
+ * and an item of the workers list in common, 1 and n alike), or 0 when
+ * there is none or either passed nothing.
+ */
+double findings_scaling(const struct exp_row *rows, int n, int i);
+
+/* The paragraph; returns the number of sentences written. */
+int findings_write(FILE *f, const struct exp_row *rows, int n);
+
+#endif

@@ -1,0 +1,402 @@
+/*
+ * mode_experiment: the reference experiment in one command.  Every
+ * configuration of the matrix (matrix.h: cores x workers x instances x
+ * cache) is started afresh, searched for its capacity and stopped, one
+ * after the other; then one folder holds report.md with its findings and
+ * charts (exp_report.h), experiment.json with every level of every search,
+ * and levels/SLUG.json per configuration, written as soon as that
+ * configuration ends so an interrupted run keeps what it measured.
+ *
+ * A first INT or TERM ends the search in progress after its level; the
+ * servers are stopped and the report is written for what was measured.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/ceiling.h"
+#include "bench/confrun.h"
+#include "bench/exp_report.h"
+#include "bench/findings.h"
+#include "bench/modes.h"
+#include "bench/report.h"
+#include "bench/units.h"
+
+#define MB (1024.0 * 1024.0)
+
+/* What a signal sets: bench.stop points here. */
+static volatile sig_atomic_t interrupted;
+
+static void
+on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* The progress line's state: where in the matrix, and since when. */
+struct progress {
+    const struct options *o;
+    int k;            /* the configuration being played, from 0 */
+    int level;        /* levels begun in it */
+    double t0;        /* the run's start */
+    double done_s;    /* the finished configurations' time */
+    double per_cfg_s; /* the estimate for one, until one has finished */
+};
+
+static double
+now_s(void)
+{
+    struct timeval tv;
+
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* The time still to come: the mean configuration so far, or the estimate. */
+static double
+left_s(const struct progress *p)
+{
+    double per = p->k ? p->done_s / p->k : p->per_cfg_s;
+    double in_this = now_s() - p->t0 - p->done_s;
+    double rest = (p->o->nmatrix - p->k) * per - in_this;
+
+    return rest > 0 ? rest : 0;
+}
+
+static void
+on_level(void *arg, int users, const char *note)
+{
+    struct progress *p = arg;
+    char what[32], u[32], l[32];
+
+    if (note)
+        snprintf(what, sizeof(what), "%s", note);
+    else
+        snprintf(what, sizeof(what), "level %d", ++p->level);
+    fprintf(stderr, "[%d/%d %s] %s: %d users; elapsed %s, about %s left\n", p->k + 1, p->o->nmatrix,
+            p->o->matrix[p->k].label, what, users, units_fmt_s(now_s() - p->t0, u, sizeof(u)),
+            units_fmt_s(left_s(p), l, sizeof(l)));
+}
+
+/* The row the report and the findings read, from the best pass. */
+static void
+row_of(const struct confrun *w, const struct matrix_config *m, int own, struct exp_row *r)
+{
+    const struct level *l = confrun_best(w);
+
+    memset(r, 0, sizeof(*r));
+    r->m = *m;
+    r->ran = w->ok;
+    r->gen_own_cores = own;
+    r->wall_s = w->wall_s;
+    for (int i = 0; i < w->r.nlevels && i < FINDINGS_MAX_LEVELS; i++) {
+        const struct level *x = &w->r.level[i];
+
+        r->level_users[i] = x->users;
+        r->level_p95_ms[i] = (double)hist_percentile(&x->st->all, 95) / 1e3;
+        r->level_pass[i] = x->pass;
+        r->nlevels++;
+    }
+    if (!l)
+        return;
+    r->users = w->r.users_pass;
+    r->rps = l->rps;
+    r->p50_ms = (double)hist_percentile(&l->st->all, 50) / 1e3;
+    r->p95_ms = (double)hist_percentile(&l->st->all, 95) / 1e3;
+    r->p99_ms = (double)hist_percentile(&l->st->all, 99) / 1e3;
+    r->errors_pct =
+        l->st->requests ? (double)stats_errors(l->st) * 100 / (double)l->st->requests : 0;
+    for (int g = 0; g < AG_NGROUPS; g++) {
+        r->pss_mb[g] = l->acct.pss_mean[g] / MB;
+        r->rss_mb[g] = l->acct.rss_mean[g] / MB;
+        r->cpu_pct[g] = confrun_share(&l->acct, g);
+    }
+    r->other_pct = confrun_share(&l->acct, -1);
+    r->us_per_req[AG_SERVER] = l->server_us_per_req;
+    r->us_per_req[AG_POSTGRES] = l->pg_us_per_req;
+    r->us_per_req[AG_BENCH] = l->gen_us_per_req;
+    r->pg_backends = l->acct.pg_backends_max;
+}
+
+static cJSON *
+row_json(const struct confrun *w, const struct exp_row *r, const struct options *o,
+         const struct profile *p)
+{
+    cJSON *j = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(j, "configuration", r->m.label);
+    cJSON_AddStringToObject(j, "slug", r->m.slug);
+    cJSON_AddNumberToObject(j, "cores", r->m.cores);
+    cJSON_AddNumberToObject(j, "instances", r->m.instances);
+    cJSON_AddNumberToObject(j, "workers_per_instance", r->m.workers);
+    cJSON_AddStringToObject(j, "workers_spec", r->m.spec);
+    cJSON_AddBoolToObject(j, "cache", r->m.cache);
+    cJSON_AddNumberToObject(j, "pool", o->pool);
+    cJSON_AddNumberToObject(j, "postgres_connections_configured",
+                            r->m.workers * r->m.instances * o->pool);
+    cJSON_AddStringToObject(j, "generator", r->gen_own_cores ? "own cores" : "shared cores");
+    cJSON_AddNumberToObject(j, "wall_s", r->wall_s);
+    cJSON_AddNumberToObject(j, "server_probe_requests", w->server_probes);
+    if (w->err[0])
+        cJSON_AddStringToObject(j, "error", w->err);
+    if (!w->ok)
+        return j;
+    cJSON_AddNumberToObject(j, "users_passed", r->users);
+    cJSON_AddNumberToObject(j, "users_per_core", (double)r->users / r->m.cores);
+    if (r->users) {
+        cJSON *s = cJSON_AddObjectToObject(j, "best");
+
+        cJSON_AddNumberToObject(s, "rps", r->rps);
+        cJSON_AddNumberToObject(s, "p50_ms", r->p50_ms);
+        cJSON_AddNumberToObject(s, "p95_ms", r->p95_ms);
+        cJSON_AddNumberToObject(s, "p99_ms", r->p99_ms);
+        cJSON_AddNumberToObject(s, "error_pct", r->errors_pct);
+        cJSON_AddNumberToObject(s, "server_side_pss_mb", findings_server_mb(r));
+        cJSON_AddNumberToObject(s, "postgres_connections", r->pg_backends);
+    }
+    cJSON_AddItemToObject(j, "search", search_json(&w->r, p));
+    return j;
+}
+
+/* DIR/levels/SLUG.json: one configuration, as soon as it has ended. */
+static void
+write_levels(const char *dir, const struct exp_row *r, cJSON *j)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/levels/%s.json", dir, r->m.slug);
+    if (report_write(path, j) < 0)
+        fprintf(stderr, "conduit-bench: cannot write %s: %s\n", path, strerror(errno));
+}
+
+/* Refuses before anything is written: what the matrix needs must be here. */
+static int
+check_tools(const struct options *o, char *conduitd, char *tmpl, size_t cap)
+{
+    char nginx[4096];
+    int need_nginx = 0;
+
+    for (int i = 0; i < o->nmatrix; i++)
+        need_nginx |= o->matrix[i].instances > 1;
+    if (confrun_tools(o, need_nginx, conduitd, tmpl, cap) < 0)
+        return -1;
+    if (need_nginx &&
+        servers_find(o->nginx ? o->nginx : "nginx", (const char *const[]){"/usr/sbin", NULL}, nginx,
+                     sizeof(nginx)) < 0) {
+        fprintf(stderr, "conduit-bench: the matrix has several instances, which need nginx: not "
+                        "found (apt-get install nginx-light, or --nginx PATH)\n");
+        return -1;
+    }
+    if (servers_find("gnuplot", NULL, nginx, sizeof(nginx)) < 0)
+        fprintf(stderr, "conduit-bench: gnuplot not found (apt-get install gnuplot-nox): the "
+                        "report will have no charts\n");
+    return 0;
+}
+
+static void
+command_line(const struct options *o, char *out, size_t cap)
+{
+    size_t len = 0;
+
+    out[0] = '\0';
+    for (int i = 0; i < o->argc && len + 4 < cap; i++) {
+        const char *a = o->argv[i];
+        int quote = !*a || strpbrk(a, " \t\"'$;&|<>*?") != NULL;
+
+        len += (size_t)snprintf(out + len, cap - len, "%s%s%s%s", i ? " " : "", quote ? "'" : "",
+                                i ? a : "conduit-bench", quote ? "'" : "");
+    }
+}
+
+static void
+machine_line(char *out, size_t cap)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512], model[256] = "unknown CPU";
+    struct utsname u;
+
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+            snprintf(model, sizeof(model), "%s", strchr(line, ':') + 2);
+            model[strcspn(model, "\n")] = '\0';
+            break;
+        }
+    if (f)
+        fclose(f);
+    uname(&u);
+    snprintf(out, cap, "%ld cores (%s), Linux %s", sysconf(_SC_NPROCESSORS_ONLN), model, u.release);
+}
+
+int
+mode_experiment(struct options *o)
+{
+    struct profile *prof;
+    struct bench b;
+    struct confrun *runs;
+    struct exp_row *rows;
+    struct servers_cfg base = {0};
+    struct progress pr = {0};
+    struct exp_info in = {0};
+    char conduitd[4096], tmpl[4096], dir[2048], abs[PATH_MAX], path[4096], started[64],
+        command[4096], machine[512], err[512], u[32];
+    const char *db = o->db ? o->db : getenv("DATABASE_URL");
+    cJSON *root, *configs;
+    time_t t = time(NULL);
+    struct tm tm;
+    pid_t pg;
+    int cost = 0, rc = 0, played = 0;
+
+    if (check_tools(o, conduitd, tmpl, sizeof(tmpl)) < 0)
+        return 2;
+    localtime_r(&t, &tm);
+    strftime(started, sizeof(started), "%Y%m%d-%H%M%S", &tm);
+    snprintf(dir, sizeof(dir), "%s/experiment-%s", o->out_dir, started);
+    /* Absolute: nginx reads its files relative to its own prefix. */
+    if (mkdir(dir, 0755) < 0 || !realpath(dir, abs)) {
+        fprintf(stderr, "conduit-bench: cannot create %s: %s\n", dir, strerror(errno));
+        return 2;
+    }
+    snprintf(dir, sizeof(dir), "%.2000s", abs);
+    snprintf(path, sizeof(path), "%s/levels", dir);
+    mkdir(path, 0755);
+    if (modes_setup(o, &prof, &b) < 0)
+        return 2;
+    runs = calloc((size_t)o->nmatrix, sizeof(*runs));
+    rows = calloc((size_t)o->nmatrix, sizeof(*rows));
+    pg = ceiling_db_facts(db, &cost);
+    if (o->pg_pid || o->pg_data)
+        pg = o->pg_pid ? o->pg_pid : modes_pg_pid(o->pg_data);
+    acct_clear_roots(&b.acct, AG_POSTGRES);
+    if (pg)
+        acct_add_root(&b.acct, AG_POSTGRES, pg);
+    else
+        fprintf(stderr, "conduit-bench: PostgreSQL's postmaster not found from --db (give "
+                        "--pg-pid or --pg-data): it is neither pinned nor accounted for\n");
+    base.conduitd = conduitd;
+    base.nginx = o->nginx;
+    base.nginx_tmpl = tmpl;
+    base.db = db;
+    base.pool = o->pool;
+    base.reuseport = o->reuseport;
+    base.base_port = o->base_port;
+    base.clients = o->b.max_users;
+
+    pr.o = o;
+    pr.t0 = now_s();
+    pr.per_cfg_s = matrix_config_max_s(o->ramp_s, 1, o->hold_s, o->warmup_s, o->max_levels);
+    fprintf(stderr,
+            "experiment: %d configurations into %s; each at most %d levels plus a replay, hold "
+            "%.0f s%s: about %s in all if every search plays all its levels\n",
+            o->nmatrix, dir, o->max_levels, o->hold_s,
+            o->hold_s < 300 ? " (short: a sketch; --hold 5m for docs/workload.md's holds)" : "",
+            units_fmt_s(pr.per_cfg_s * o->nmatrix, u, sizeof(u)));
+    b.level_begin = on_level;
+    b.level_arg = &pr;
+    b.stop = &interrupted;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+
+    for (int k = 0; k < o->nmatrix && !interrupted; k++) {
+        const struct matrix_config *m = &o->matrix[k];
+        struct confrun *w = &runs[k];
+        double t1 = now_s();
+        int own;
+        cJSON *j;
+
+        pr.k = k;
+        pr.level = 0;
+        snprintf(w->label, sizeof(w->label), "%s", m->label);
+        w->cfg = base;
+        w->cfg.workers = m->workers * m->instances;
+        w->cfg.instances = m->instances;
+        w->cfg.cores = m->cores;
+        w->cfg.cache = m->cache;
+        snprintf(path, sizeof(path), "%s/%s", dir, m->slug);
+        mkdir(path, 0755);
+        w->cfg.dir = path;
+        own = confrun_pin_generator(&b.acct, m->cores);
+        confrun_play(&b, o, pg, w);
+        row_of(w, m, own, &rows[k]);
+        j = row_json(w, &rows[k], o, prof);
+        write_levels(dir, &rows[k], j);
+        cJSON_Delete(j);
+        pr.done_s += now_s() - t1;
+        played++;
+    }
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (pg)
+        servers_pin(pg, 0);
+    confrun_pin_generator(&b.acct, 0);
+    if (interrupted)
+        fprintf(stderr,
+                "conduit-bench: interrupted: the report covers the %d configuration(s) "
+                "played\n",
+                played);
+
+    in.command = command;
+    command_line(o, command, sizeof(command));
+    in.scale = b.ds.scale;
+    in.profile = prof->name;
+    machine_line(machine, sizeof(machine));
+    in.machine = machine;
+    in.load_start = b.load_start;
+    in.load_end = acct_loadavg(b.loadavg_path);
+    in.hold_s = o->hold_s;
+    in.ramp_s = o->ramp_s;
+    in.warmup_s = o->warmup_s;
+    in.max_levels = o->max_levels;
+    in.pool = o->pool;
+    in.crit = &b.crit;
+    strftime(started, sizeof(started), "%Y-%m-%d %H:%M", &tm);
+    in.started = started;
+    in.wall_s = now_s() - pr.t0;
+
+    root = modes_json_header(o, &b);
+    cJSON_AddNumberToObject(cJSON_GetObjectItem(root, "load"), "seeded_bcrypt_cost", cost);
+    cJSON_AddStringToObject(root, "command", command);
+    cJSON_AddNumberToObject(root, "wall_s", in.wall_s);
+    cJSON_AddBoolToObject(root, "interrupted", interrupted != 0);
+    modes_json_totals(root, &b);
+    configs = cJSON_AddArrayToObject(root, "configurations");
+    for (int k = 0; k < played; k++)
+        cJSON_AddItemToArray(configs, row_json(&runs[k], &rows[k], o, prof));
+    snprintf(path, sizeof(path), "%s/experiment.json", dir);
+    if (!o->json)
+        o->json = path;
+    if (modes_write_json(o, root, abs, sizeof(abs)) < 0)
+        rc = 2;
+    cJSON_Delete(root);
+    if (exp_report_md(dir, &in, rows, played) < 0) {
+        fprintf(stderr, "conduit-bench: cannot write %s/report.md: %s\n", dir, strerror(errno));
+        rc = 2;
+    } else {
+        printf("report: %s/report.md\n", dir);
+    }
+    if (exp_report_charts(dir, rows, played, b.crit.p95_ms, err, sizeof(err)) < 0)
+        fprintf(stderr, "conduit-bench: charts: %s\n", err);
+    else
+        printf("charts: %s/{capacity,memory,cpu,latency}.png\n", dir);
+    printf("\n");
+    findings_write(stdout, rows, played);
+    for (int k = 0; k < played; k++) {
+        if (!runs[k].ok)
+            rc = rc ? rc : 1;
+        confrun_free(&runs[k]);
+    }
+    free(runs);
+    free(rows);
+    bench_free(&b);
+    profile_free(prof);
+    return rc ? rc : (interrupted ? 1 : 0);
+}
