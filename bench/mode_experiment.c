@@ -248,7 +248,7 @@ mode_experiment(struct options *o)
     struct progress pr = {0};
     struct exp_info in = {0};
     char conduitd[4096], tmpl[4096], dir[2048], abs[PATH_MAX], path[4096], started[64],
-        command[4096], machine[512], err[512], u[32];
+        command[4096], machine[512], err[512], u[32], l[32];
     const char *db = o->db ? o->db : getenv("DATABASE_URL");
     cJSON *root, *configs;
     time_t t = time(NULL);
@@ -293,13 +293,23 @@ mode_experiment(struct options *o)
 
     pr.o = o;
     pr.t0 = now_s();
+    /*
+     * The settle after a ramp (the new users' logins) is what varies: a
+     * second when the server keeps up, up to --settle-max when it does not.
+     */
     pr.per_cfg_s = matrix_config_max_s(o->ramp_s, 1, o->hold_s, o->warmup_s, o->max_levels);
     fprintf(stderr,
             "experiment: %d configurations into %s; each at most %d levels plus a replay, hold "
-            "%.0f s%s: about %s in all if every search plays all its levels\n",
+            "%.0f s%s: about %s in all if the new users of each level log in at once, up to %s "
+            "if every level waits --settle-max for them (the estimate is updated as each "
+            "configuration ends)\n",
             o->nmatrix, dir, o->max_levels, o->hold_s,
             o->hold_s < 300 ? " (short: a sketch; --hold 5m for docs/workload.md's holds)" : "",
-            units_fmt_s(pr.per_cfg_s * o->nmatrix, u, sizeof(u)));
+            units_fmt_s(pr.per_cfg_s * o->nmatrix, u, sizeof(u)),
+            units_fmt_s(matrix_config_max_s(o->ramp_s, o->settle_max_s, o->hold_s, o->warmup_s,
+                                            o->max_levels) *
+                            o->nmatrix,
+                        l, sizeof(l)));
     b.level_begin = on_level;
     b.level_arg = &pr;
     b.stop = &interrupted;

@@ -56,7 +56,7 @@ mkdir "$T/exp"
     --max-levels 2 --out "$T/exp" >"$T/exp.out" 2>"$T/exp.err"
 is "experiment exits 0" "$?" 0
 D=$(ls -d "$T"/exp/experiment-* | head -n 1)
-check "the estimate comes first" sh -c "head -n 1 '$T/exp.err' | grep -q '^experiment: 4 configurations into .*about .* in all'"
+check "the estimate comes first" sh -c "head -n 1 '$T/exp.err' | grep -q '^experiment: 4 configurations into .*about .* in all if .*, up to .* if every level waits'"
 check "progress names the configuration, the level and the time left" \
     grep -Eq '^\[3/4 c1 2x1 cache-off\] level 2: 16 users; elapsed [0-9]+ s, about [0-9]+ s left' "$T/exp.err"
 for f in report.md experiment.json levels/c1-1x1-cache-off.json levels/c1-1x1-cache-on.json \
