@@ -21,14 +21,12 @@
 # only the figures of one run.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-CONDUITD=${CONDUITD:-$top_srcdir/build/conduitd}
-BENCH=${BENCH:-$top_srcdir/build/conduit-bench}
+. "$top_srcdir/bench/lib.sh"
 [ $# -eq 2 ] || { echo "usage: $0 CONNINFO OUTDIR" >&2; exit 2; }
 DB=$1 OUT=$2
 MODE=${MODE:-search} WORKERS=${WORKERS:-2} POOL=${POOL:-4}
 RAMP=${RAMP:-20} HOLD=${HOLD:-60} SCALE=${SCALE:-1} SEED=${SEED:-1}
 mkdir -p "$OUT" || exit 2
-. "$top_srcdir/t/lib.sh"
 
 # measure NAME CACHE conduit-bench-args...
 measure() {

@@ -23,6 +23,28 @@ confrun_best(const struct confrun *w)
     return w->ok && w->r.best >= 0 ? &w->r.level[w->r.best] : NULL;
 }
 
+cJSON *
+confrun_json(const struct confrun *w)
+{
+    const struct servers_cfg *c = &w->cfg;
+    cJSON *j = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(j, "configuration", w->label);
+    cJSON_AddNumberToObject(j, "workers", c->workers);
+    cJSON_AddNumberToObject(j, "instances", c->instances);
+    cJSON_AddNumberToObject(j, "workers_per_instance", c->workers / c->instances);
+    cJSON_AddNumberToObject(j, "cores", c->cores);
+    cJSON_AddNumberToObject(j, "pool", c->pool);
+    cJSON_AddNumberToObject(j, "postgres_connections_configured", c->workers * c->pool);
+    cJSON_AddBoolToObject(j, "reuseport", c->reuseport);
+    cJSON_AddBoolToObject(j, "cache", c->cache);
+    cJSON_AddNumberToObject(j, "server_probe_requests", w->server_probes);
+    cJSON_AddNumberToObject(j, "wall_s", w->wall_s);
+    if (w->err[0])
+        cJSON_AddStringToObject(j, "error", w->err);
+    return j;
+}
+
 double
 confrun_share(const struct acct_result *a, int g)
 {

@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "bench/bench.h"
 #include "bench/options.h"
 #include "bench/search.h"
@@ -29,6 +31,14 @@ struct confrun {
 /* Plays w->cfg; PostgreSQL (pg, 0 if unknown) is pinned to its cores too. */
 void confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun *w);
 void confrun_free(struct confrun *w);
+
+/*
+ * What compare's and experiment's reports say of every configuration:
+ * its label, workers in all and per instance, instances, cores, pool, the
+ * PostgreSQL connections it was given, reuseport, cache, the readiness
+ * probes, its time and its error, if any.
+ */
+cJSON *confrun_json(const struct confrun *w);
 
 /* The best pass's last play, or NULL when nothing passed. */
 const struct level *confrun_best(const struct confrun *w);

@@ -23,15 +23,13 @@
 # part of `make check` (t/integration/instances.sh is its pass/fail test).
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-CONDUITD=${CONDUITD:-$top_srcdir/build/conduitd}
-BENCH=${BENCH:-$top_srcdir/build/conduit-bench}
+. "$top_srcdir/bench/lib.sh"
 [ $# -ge 1 ] || { echo "usage: $0 CONNINFO [USERS]" >&2; exit 2; }
 DB=$1
 USERS=${2:-6000}
 RAMP=${RAMP:-20} HOLD=${HOLD:-60}
 KILL_AT=${KILL_AT:-$((HOLD / 2))}
 WORKERS=${WORKERS:-1} SCALE=${SCALE:-1} SEED=${SEED:-1}
-. "$top_srcdir/t/lib.sh"
 for f in "$CONDUITD" "$BENCH" "$NGINX"; do
     [ -x "$f" ] || bail "$f is missing (script/build; apt-get install nginx-light)"
 done

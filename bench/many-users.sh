@@ -28,8 +28,7 @@
 # `make check` (t/integration/bench_procs.sh is its pass/fail test).
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-CONDUITD=${CONDUITD:-$top_srcdir/build/conduitd}
-BENCH=${BENCH:-$top_srcdir/build/conduit-bench}
+. "$top_srcdir/bench/lib.sh"
 [ $# -ge 1 ] || { echo "usage: $0 CONNINFO [USERS]" >&2; exit 2; }
 DB=$1
 USERS=${2:-60000}
@@ -37,7 +36,6 @@ LAYOUT=${LAYOUT:-direct}
 RAMP=${RAMP:-90} HOLD=${HOLD:-60} SETTLE_MAX=${SETTLE_MAX:-60}
 SCALE=${SCALE:-1} SEED=${SEED:-1} POOL=${POOL:-4} OUT=${OUT:-.}
 PROFILE=${PROFILE:-$top_srcdir/bench/profiles/default.json}
-. "$top_srcdir/t/lib.sh"
 for f in "$CONDUITD" "$BENCH"; do
     [ -x "$f" ] || bail "$f is missing (script/build)"
 done

@@ -63,22 +63,11 @@ print_table(FILE *f, const struct confrun *rows, int n, const struct options *o,
 }
 
 static cJSON *
-row_json(const struct confrun *w, const struct options *o, const struct profile *p, double ceiling)
+row_json(const struct confrun *w, const struct profile *p, double ceiling)
 {
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = confrun_json(w);
     const struct level *l = confrun_best(w);
 
-    cJSON_AddStringToObject(j, "configuration", w->label);
-    cJSON_AddNumberToObject(j, "workers", w->cfg.workers);
-    cJSON_AddNumberToObject(j, "instances", o->instances);
-    cJSON_AddNumberToObject(j, "workers_per_instance", w->cfg.workers / o->instances);
-    cJSON_AddNumberToObject(j, "pool", o->pool);
-    cJSON_AddNumberToObject(j, "postgres_connections_configured", w->cfg.workers * o->pool);
-    cJSON_AddBoolToObject(j, "reuseport", o->reuseport);
-    cJSON_AddNumberToObject(j, "cores", o->cores);
-    cJSON_AddNumberToObject(j, "server_probe_requests", w->server_probes);
-    if (w->err[0])
-        cJSON_AddStringToObject(j, "error", w->err);
     if (!w->ok)
         return j;
     cJSON_AddNumberToObject(j, "users_passed", w->r.users_pass);
@@ -188,7 +177,7 @@ mode_compare(struct options *o)
     for (int i = 0; i < o->nworkers; i++) {
         const struct level *l = confrun_best(&rows[i]);
 
-        cJSON_AddItemToArray(configs, row_json(&rows[i], o, prof, ceiling));
+        cJSON_AddItemToArray(configs, row_json(&rows[i], prof, ceiling));
         chart[i].label = rows[i].label;
         chart[i].users = rows[i].ok ? rows[i].r.users_pass : 0;
         chart[i].server_pss_mb =

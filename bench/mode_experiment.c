@@ -129,26 +129,13 @@ row_of(const struct confrun *w, const struct matrix_config *m, int own, struct e
 }
 
 static cJSON *
-row_json(const struct confrun *w, const struct exp_row *r, const struct options *o,
-         const struct profile *p)
+row_json(const struct confrun *w, const struct exp_row *r, const struct profile *p)
 {
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = confrun_json(w);
 
-    cJSON_AddStringToObject(j, "configuration", r->m.label);
     cJSON_AddStringToObject(j, "slug", r->m.slug);
-    cJSON_AddNumberToObject(j, "cores", r->m.cores);
-    cJSON_AddNumberToObject(j, "instances", r->m.instances);
-    cJSON_AddNumberToObject(j, "workers_per_instance", r->m.workers);
     cJSON_AddStringToObject(j, "workers_spec", r->m.spec);
-    cJSON_AddBoolToObject(j, "cache", r->m.cache);
-    cJSON_AddNumberToObject(j, "pool", o->pool);
-    cJSON_AddNumberToObject(j, "postgres_connections_configured",
-                            r->m.workers * r->m.instances * o->pool);
     cJSON_AddStringToObject(j, "generator", r->gen_own_cores ? "own cores" : "shared cores");
-    cJSON_AddNumberToObject(j, "wall_s", r->wall_s);
-    cJSON_AddNumberToObject(j, "server_probe_requests", w->server_probes);
-    if (w->err[0])
-        cJSON_AddStringToObject(j, "error", w->err);
     if (!w->ok)
         return j;
     cJSON_AddNumberToObject(j, "users_passed", r->users);
@@ -337,7 +324,7 @@ mode_experiment(struct options *o)
         own = confrun_pin_generator(&b.acct, m->cores);
         confrun_play(&b, o, pg, w);
         row_of(w, m, own, &rows[k]);
-        j = row_json(w, &rows[k], o, prof);
+        j = row_json(w, &rows[k], prof);
         write_levels(dir, &rows[k], j);
         cJSON_Delete(j);
         pr.done_s += now_s() - t1;
@@ -380,7 +367,7 @@ mode_experiment(struct options *o)
     modes_json_totals(root, &b);
     configs = cJSON_AddArrayToObject(root, "configurations");
     for (int k = 0; k < played; k++)
-        cJSON_AddItemToArray(configs, row_json(&runs[k], &rows[k], o, prof));
+        cJSON_AddItemToArray(configs, row_json(&runs[k], &rows[k], prof));
     snprintf(path, sizeof(path), "%s/experiment.json", dir);
     if (!o->json)
         o->json = path;

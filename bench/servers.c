@@ -131,12 +131,19 @@ spawn(char *const argv[], const char *log, int cores)
     }
 }
 
-/* 200 from GET path on 127.0.0.1:port, with a short timeout. */
+/*
+ * 200 from GET path on 127.0.0.1:port.  s->probes counts the probes
+ * conduitd answered, which its own count of responses includes: every
+ * answer from a master, and only a 200 through nginx (its 502 or 504 is
+ * nginx's own).  The timeout is long enough that a loaded machine answers
+ * before it: a probe given up on might still be answered, and counted by
+ * the server alone.
+ */
 static int
-probe(struct servers *s, int port, const char *path)
+probe(struct servers *s, int port, const char *path, int via_nginx)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    struct timeval tv = {1, 0};
+    struct timeval tv = {5, 0};
     char req[256], buf[64];
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok = 0;
     ssize_t n;
@@ -149,12 +156,12 @@ probe(struct servers *s, int port, const char *path)
     snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
              path);
     if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req)) {
-        s->probes++;
-        if ((n = recv(fd, buf, sizeof(buf) - 1, 0)) > 12) {
-            buf[n] = '\0';
-            ok = strncmp(buf + 9, "200", 3) == 0;
-        }
+        send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req) &&
+        (n = recv(fd, buf, sizeof(buf) - 1, 0)) > 12) {
+        buf[n] = '\0';
+        ok = strncmp(buf + 9, "200", 3) == 0;
+        if (ok || !via_nginx)
+            s->probes++;
     }
     close(fd);
     return ok;
@@ -344,7 +351,7 @@ start_nginx(const struct servers_cfg *c, struct servers *s, char *err, size_t er
         snprintf(err, errlen, "fork: %s", strerror(errno));
         return -1;
     }
-    for (i = 0; i < READY_TIMEOUT_S * 10 && !probe(s, s->target_port, "/api/tags"); i++) {
+    for (i = 0; i < READY_TIMEOUT_S * 10 && !probe(s, s->target_port, "/api/tags", 1); i++) {
         if (!alive(s->nginx)) {
             snprintf(err, errlen, "nginx exited at start: see %s", log);
             s->nginx = 0;
@@ -410,7 +417,7 @@ start_master(const struct servers_cfg *c, struct servers *s, int k, char *err, s
         if (!s->port[k])
             s->port[k] = logged_port(s->log[k]);
         if (s->port[k] && log_says(s->log[k], "worker(s) ready") &&
-            probe(s, s->port[k], "/healthz"))
+            probe(s, s->port[k], "/healthz", 0))
             return 0;
         if (!alive(s->master[k])) {
             snprintf(err, errlen, "conduitd exited at start: see %s", s->log[k]);

@@ -41,7 +41,7 @@ struct servers {
     int n;
     pid_t nginx;
     int target_port; /* where the load goes: nginx, or the only master */
-    int probes;      /* readiness requests sent (the servers count them too) */
+    int probes;      /* readiness requests the servers answered (and count) */
     char log[SERVERS_MAX][4096];
 };
 
