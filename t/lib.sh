@@ -389,6 +389,54 @@ nginx_start() {
     return 1
 }
 
+# ------------------------------------------------------------ /metrics
+# status_base: SPORT and SBASE, the status listener of the instance that
+# conduitd_start started with --status-listen 127.0.0.1:0, read from its log.
+status_base() {
+    SPORT=$(sed -n 's/.*status page.* on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/conduitd.log" | head -n 1)
+    SBASE="http://127.0.0.1:$SPORT"
+}
+# Every scrape is parsed by a real Prometheus text parser (Debian's
+# python3-prometheus-client); a test that scrapes skips without it.
+PY=/usr/bin/python3
+has_prom_parser() { $PY -c 'import prometheus_client' 2>/dev/null; }
+
+# scrape NAME: /metrics into $T/NAME.prom, and the samples as the parser
+# read them into $T/NAME.samples, one a line: name{k="v",...} value, the
+# labels sorted.  A scrape the parser refuses fails the test.
+scrape() {
+    curl -s -S --max-time 10 -D "$T/$1.headers" -o "$T/$1.prom" "$SBASE/metrics" ||
+        fail "scrape $1: curl failed"
+    $PY - "$T/$1.prom" >"$T/$1.samples" 2>"$T/$1.parse-err" <<'EOF'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+text = open(sys.argv[1]).read()
+types = {}
+for fam in text_string_to_metric_families(text):
+    types[fam.name] = fam.type
+    for s in fam.samples:
+        labels = ",".join('%s="%s"' % (k, v) for k, v in sorted(s.labels.items()))
+        print("%s{%s} %s" % (s.name, labels, repr(float(s.value))))
+for name, t in sorted(types.items()):
+    print("TYPE %s %s" % (name, t))
+EOF
+    [ $? -eq 0 ] || fail "scrape $1: the parser refused it: $(tail -n 1 "$T/$1.parse-err")"
+}
+# sample NAME SERIES: the value of one series of scrape NAME, as an integer
+# (-1 when absent).  SERIES is written as scrape() prints it.
+sample() {
+    awk -v s="$2" '$1 == s { printf "%d\n", $2; found = 1 } END { if (!found) print -1 }' \
+        "$T/$1.samples"
+}
+# total NAME PREFIX: the sum of every series that begins with PREFIX.
+total() {
+    awk -v p="$2" 'index($1, p) == 1 { n += $2 } END { printf "%d\n", n }' "$T/$1.samples"
+}
+# fsample NAME SERIES: the same as the parser printed it (a float, "nan"), or "absent".
+fsample() {
+    awk -v s="$2" '$1 == s { print $2; found = 1 } END { if (!found) print "absent" }' "$T/$1.samples"
+}
+
 # ------------------------------------------------------------ tokens
 # The --dev secret every test server signs with: forged tokens use it.
 SECRET=conduitd-development-secret-not-for-production-use
