@@ -174,7 +174,9 @@ pg_stop() {
 }
 
 # pg_standby_start [CONF_LINE...]: a streaming standby of the cluster
-# pg_start made: a base backup (pg_basebackup -R -X stream) in $T/pg2, its
+# pg_start made: a base backup (pg_basebackup -R -X stream, with a fast
+# checkpoint: the default spread one took 98 s of a 2 s start on this
+# loaded machine) in $T/pg2, its
 # own socket folder there and port PGPORT + 1, each CONF_LINE appended to
 # its postgresql.conf.  Waits until it streams.  Sets STANDBY_HOST,
 # STANDBY_PORT and STANDBY_DB (a connection string for it); stopped
@@ -185,7 +187,7 @@ pg_standby_start() {
     mkdir -p "$STANDBY_HOST"
     [ "$(id -u)" = 0 ] && chown postgres "$STANDBY_HOST"
     as_pg "$PG_BINDIR/pg_basebackup" -h "$PGHOST" -p "$PGPORT" -U postgres -D "$STANDBY_HOST/data" \
-        -R -X stream >"$STANDBY_HOST/basebackup.log" 2>&1 ||
+        -R -X stream -c fast >"$STANDBY_HOST/basebackup.log" 2>&1 ||
         bail "pg_basebackup failed: $(cat "$STANDBY_HOST/basebackup.log")"
     printf "unix_socket_directories = '%s'\n" "$STANDBY_HOST" >>"$STANDBY_HOST/data/postgresql.conf"
     for _l in "$@"; do printf '%s\n' "$_l" >>"$STANDBY_HOST/data/postgresql.conf"; done
@@ -390,10 +392,11 @@ nginx_start() {
 }
 
 # ------------------------------------------------------------ /metrics
-# status_base: SPORT and SBASE, the status listener of the instance that
-# conduitd_start started with --status-listen 127.0.0.1:0, read from its log.
+# status_base [LOG]: SPORT and SBASE, the status listener of the instance
+# started with --status-listen 127.0.0.1:0, read from its log (default: the
+# one conduitd_start writes).
 status_base() {
-    SPORT=$(sed -n 's/.*status page.* on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/conduitd.log" | head -n 1)
+    SPORT=$(sed -n 's/.*status page.* on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "${1:-$T/conduitd.log}" | head -n 1)
     SBASE="http://127.0.0.1:$SPORT"
 }
 # Every scrape is parsed by a real Prometheus text parser (Debian's
@@ -435,6 +438,23 @@ total() {
 # fsample NAME SERIES: the same as the parser printed it (a float, "nan"), or "absent".
 fsample() {
     awk -v s="$2" '$1 == s { print $2; found = 1 } END { if (!found) print "absent" }' "$T/$1.samples"
+}
+
+# ------------------------------------------------------------ hosts
+# host_conf FILE DB_HOSTS DB_PORTS [STANDBY_HOSTS STANDBY_PORTS [WORKERS
+# [POOL]]]: one host's file from etc/conduitd-host.conf.in, the several-
+# hosts recipe, filled in as an operator would: listen and status_listen
+# on 127.0.0.1:0, the one secret of the deployment (HOST_SECRET, drawn
+# once), workers and pool when given.  Without STANDBY_HOSTS, no db_read.
+host_conf() {
+    : "${HOST_SECRET:=$(openssl rand -hex 32)}"
+    sed -e "s|@LISTEN@|127.0.0.1:0|" -e "s|@STATUS_LISTEN@|127.0.0.1:0|" \
+        -e "s|@DB_HOSTS@|$2|" -e "s|@DB_PORTS@|$3|" \
+        -e "s|@STANDBY_HOSTS@|${4:-}|" -e "s|@STANDBY_PORTS@|${5:-}|" \
+        -e "s|@JWT_SECRET@|$HOST_SECRET|" -e "s|^workers = auto|workers = ${6:-auto}|" \
+        -e "s|^pool = 4|pool = ${7:-4}|" "$top_srcdir/etc/conduitd-host.conf.in" >"$1"
+    [ -n "${4:-}" ] || sed -i -e '/^db_read/d' "$1"
+    chmod 600 "$1"
 }
 
 # ------------------------------------------------------------ tokens
