@@ -19,7 +19,9 @@
  *
  * A read no standby connection can serve, or that fails there, is run on
  * the primary.  The log says once when the standbys start being skipped
- * (they lag past max_lag, or none is up) and once when they are used again.
+ * (they lag past max_lag, or none is up) and once when they are used again;
+ * /metrics counts where each read ran and why, and shows the standby
+ * connections, the workers skipping them and the lag (metrics.h).
  */
 #ifndef CONDUITD_REPLICA_H
 #define CONDUITD_REPLICA_H
