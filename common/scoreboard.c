@@ -63,6 +63,11 @@ scoreboard_claim(struct scoreboard *sb, int index, int generation, int64_t now_m
         atomic_store(&s->pool_busy, 0);
         atomic_store(&s->pool_idle, 0);
         atomic_store(&s->bcrypt_queued, 0);
+        atomic_store(&s->read_busy, 0);
+        atomic_store(&s->read_idle, 0);
+        atomic_store(&s->standby_skipped, 0);
+        atomic_store(&s->standby_lag_us, -1);
+        atomic_store(&s->standby_lag_bytes, -1);
         atomic_store(&s->started_ms, now_ms);
         atomic_store(&s->heartbeat_ms, now_ms);
         atomic_store(&s->requests, 0);

@@ -44,6 +44,21 @@ enum scoreboard_db_error {
     SB_DB_ERRORS
 };
 
+/*
+ * Where a read-only statement ran when standbys take reads (db_read):
+ * conduitd_db_standby_reads_total is the first, the rest are
+ * conduitd_db_primary_reads_total's reason (worker/replica.h).
+ */
+enum scoreboard_read {
+    SB_READ_STANDBY,    /* a standby answered it */
+    SB_READ_NO_SAMPLE,  /* primary: the primary's recent position is unknown */
+    SB_READ_NO_STANDBY, /* primary: no standby connection was up */
+    SB_READ_LAG,        /* primary: the standbys lag past db_read_max_lag */
+    SB_READ_OWN_WRITE,  /* primary: the standbys have not replayed the caller's last write yet */
+    SB_READ_FAILED,     /* primary: a standby was asked and could not answer */
+    SB_READS
+};
+
 /* Why a worker ended (conduitd_worker_exits_total's cause). */
 enum scoreboard_exit {
     SB_EXIT_RETIRED,   /* asked to stop (reload, recycling, fewer workers, shutdown) */
@@ -69,7 +84,9 @@ struct scoreboard_counters {
     _Atomic uint64_t cache_hits;    /* worker/cache.h */
     _Atomic uint64_t cache_misses;
     _Atomic uint64_t cache_invalidations;
-    _Atomic uint64_t bcrypt_jobs; /* hashes and verifications handed to the threads */
+    _Atomic uint64_t bcrypt_jobs;     /* hashes and verifications handed to the threads */
+    _Atomic uint64_t reads[SB_READS]; /* read-only statements, with db_read: where they ran */
+    _Atomic uint64_t standby_skips;   /* times the worker began skipping the standbys */
 };
 
 enum slot_state { SLOT_FREE, SLOT_STARTING, SLOT_READY, SLOT_DRAINING };
@@ -90,6 +107,13 @@ struct worker_slot {
     _Atomic uint64_t errors;      /* responses with a 5xx status */
     _Atomic int64_t in_flight;    /* requests received, not yet answered */
     _Atomic int64_t queued;       /* requests waiting for a database connection */
+
+    /* The standbys (db_read), as worker/replica.c last saw them. */
+    _Atomic int read_busy;             /* standby connections running a query */
+    _Atomic int read_idle;             /* standby connections up and free */
+    _Atomic int standby_skipped;       /* 1 while the worker's reads skip the standbys */
+    _Atomic int64_t standby_lag_us;    /* replay lag at the last tick; -1: unknown */
+    _Atomic int64_t standby_lag_bytes; /* the same in bytes of WAL; -1: unknown */
     struct scoreboard_counters c;
 } __attribute__((aligned(64)));
 

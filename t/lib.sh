@@ -174,7 +174,9 @@ pg_stop() {
 }
 
 # pg_standby_start [CONF_LINE...]: a streaming standby of the cluster
-# pg_start made: a base backup (pg_basebackup -R -X stream) in $T/pg2, its
+# pg_start made: a base backup (pg_basebackup -R -X stream, with a fast
+# checkpoint: the default spread one took 98 s of a 2 s start on this
+# loaded machine) in $T/pg2, its
 # own socket folder there and port PGPORT + 1, each CONF_LINE appended to
 # its postgresql.conf.  Waits until it streams.  Sets STANDBY_HOST,
 # STANDBY_PORT and STANDBY_DB (a connection string for it); stopped
@@ -185,7 +187,7 @@ pg_standby_start() {
     mkdir -p "$STANDBY_HOST"
     [ "$(id -u)" = 0 ] && chown postgres "$STANDBY_HOST"
     as_pg "$PG_BINDIR/pg_basebackup" -h "$PGHOST" -p "$PGPORT" -U postgres -D "$STANDBY_HOST/data" \
-        -R -X stream >"$STANDBY_HOST/basebackup.log" 2>&1 ||
+        -R -X stream -c fast >"$STANDBY_HOST/basebackup.log" 2>&1 ||
         bail "pg_basebackup failed: $(cat "$STANDBY_HOST/basebackup.log")"
     printf "unix_socket_directories = '%s'\n" "$STANDBY_HOST" >>"$STANDBY_HOST/data/postgresql.conf"
     for _l in "$@"; do printf '%s\n' "$_l" >>"$STANDBY_HOST/data/postgresql.conf"; done
@@ -387,6 +389,72 @@ nginx_start() {
     done
     NGINX_PID=
     return 1
+}
+
+# ------------------------------------------------------------ /metrics
+# status_base [LOG]: SPORT and SBASE, the status listener of the instance
+# started with --status-listen 127.0.0.1:0, read from its log (default: the
+# one conduitd_start writes).
+status_base() {
+    SPORT=$(sed -n 's/.*status page.* on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "${1:-$T/conduitd.log}" | head -n 1)
+    SBASE="http://127.0.0.1:$SPORT"
+}
+# Every scrape is parsed by a real Prometheus text parser (Debian's
+# python3-prometheus-client); a test that scrapes skips without it.
+PY=/usr/bin/python3
+has_prom_parser() { $PY -c 'import prometheus_client' 2>/dev/null; }
+
+# scrape NAME: /metrics into $T/NAME.prom, and the samples as the parser
+# read them into $T/NAME.samples, one a line: name{k="v",...} value, the
+# labels sorted.  A scrape the parser refuses fails the test.
+scrape() {
+    curl -s -S --max-time 10 -D "$T/$1.headers" -o "$T/$1.prom" "$SBASE/metrics" ||
+        fail "scrape $1: curl failed"
+    $PY - "$T/$1.prom" >"$T/$1.samples" 2>"$T/$1.parse-err" <<'EOF'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+text = open(sys.argv[1]).read()
+types = {}
+for fam in text_string_to_metric_families(text):
+    types[fam.name] = fam.type
+    for s in fam.samples:
+        labels = ",".join('%s="%s"' % (k, v) for k, v in sorted(s.labels.items()))
+        print("%s{%s} %s" % (s.name, labels, repr(float(s.value))))
+for name, t in sorted(types.items()):
+    print("TYPE %s %s" % (name, t))
+EOF
+    [ $? -eq 0 ] || fail "scrape $1: the parser refused it: $(tail -n 1 "$T/$1.parse-err")"
+}
+# sample NAME SERIES: the value of one series of scrape NAME, as an integer
+# (-1 when absent).  SERIES is written as scrape() prints it.
+sample() {
+    awk -v s="$2" '$1 == s { printf "%d\n", $2; found = 1 } END { if (!found) print -1 }' \
+        "$T/$1.samples"
+}
+# total NAME PREFIX: the sum of every series that begins with PREFIX.
+total() {
+    awk -v p="$2" 'index($1, p) == 1 { n += $2 } END { printf "%d\n", n }' "$T/$1.samples"
+}
+# fsample NAME SERIES: the same as the parser printed it (a float, "nan"), or "absent".
+fsample() {
+    awk -v s="$2" '$1 == s { print $2; found = 1 } END { if (!found) print "absent" }' "$T/$1.samples"
+}
+
+# ------------------------------------------------------------ hosts
+# host_conf FILE DB_HOSTS DB_PORTS [STANDBY_HOSTS STANDBY_PORTS [WORKERS
+# [POOL]]]: one host's file from etc/conduitd-host.conf.in, the several-
+# hosts recipe, filled in as an operator would: listen and status_listen
+# on 127.0.0.1:0, the one secret of the deployment (HOST_SECRET, drawn
+# once), workers and pool when given.  Without STANDBY_HOSTS, no db_read.
+host_conf() {
+    : "${HOST_SECRET:=$(openssl rand -hex 32)}"
+    sed -e "s|@LISTEN@|127.0.0.1:0|" -e "s|@STATUS_LISTEN@|127.0.0.1:0|" \
+        -e "s|@DB_HOSTS@|$2|" -e "s|@DB_PORTS@|$3|" \
+        -e "s|@STANDBY_HOSTS@|${4:-}|" -e "s|@STANDBY_PORTS@|${5:-}|" \
+        -e "s|@JWT_SECRET@|$HOST_SECRET|" -e "s|^workers = auto|workers = ${6:-auto}|" \
+        -e "s|^pool = 4|pool = ${7:-4}|" "$top_srcdir/etc/conduitd-host.conf.in" >"$1"
+    [ -n "${4:-}" ] || sed -i -e '/^db_read/d' "$1"
+    chmod 600 "$1"
 }
 
 # ------------------------------------------------------------ tokens

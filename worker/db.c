@@ -74,7 +74,8 @@ struct db_pool {
     const char *session_attrs; /* target_session_attrs unless conninfo says; NULL: libpq's */
     const char *what;          /* "database" or "standby", for the log */
     char appname[32];
-    struct worker_slot *slot;
+    struct worker_slot *slot;      /* the primary's pool: its figures for /metrics */
+    struct worker_slot *read_slot; /* a read pool: its connections, reads answered and passed on */
     int size;
     int ready;
     int queue_max;
@@ -94,6 +95,7 @@ struct db_pool {
 };
 
 static void pool_conn_event(evutil_socket_t fd, short what, void *arg);
+static void count_read(struct db_pool *p, enum scoreboard_read where);
 static void start_connect(struct pool_conn *c);
 static void submit(struct db_pool *p, struct job *j);
 
@@ -144,6 +146,7 @@ deliver_failures(evutil_socket_t fd, short what, void *arg)
             struct db_pool *f = j->fallback;
             log_debug("read %s: to the primary (no standby connection can serve it)",
                       sql_queries[j->q].name);
+            count_read(p, SB_READ_FAILED);
             j->fallback = NULL;
             submit(f, j);
             continue;
@@ -166,6 +169,10 @@ set_state(struct pool_conn *c, enum conn_state st)
         atomic_store_explicit(&p->slot->pool_busy, p->busy, memory_order_relaxed);
         atomic_store_explicit(&p->slot->pool_idle, p->idle, memory_order_relaxed);
     }
+    if (p->read_slot) {
+        atomic_store_explicit(&p->read_slot->read_busy, p->busy, memory_order_relaxed);
+        atomic_store_explicit(&p->read_slot->read_idle, p->idle, memory_order_relaxed);
+    }
 }
 
 /* One more database error of this kind in the worker's counters. */
@@ -174,6 +181,18 @@ count_error(struct db_pool *p, enum scoreboard_db_error kind)
 {
     if (p->slot)
         scoreboard_add(&p->slot->c.db_errors[kind], 1);
+}
+
+/*
+ * A read pool's statement answered by its standby, or passed to the
+ * primary.  A standby's errors are not counted as the database's: what
+ * they cost is the reads the primary took over.
+ */
+static void
+count_read(struct db_pool *p, enum scoreboard_read where)
+{
+    if (p->read_slot)
+        scoreboard_add(&p->read_slot->c.reads[where], 1);
 }
 
 /* What /metrics counts a query's error as, by its SQLSTATE class. */
@@ -588,11 +607,14 @@ command_done(struct pool_conn *c)
         /* A read a standby refused (a recovery conflict, say): the primary answers it. */
         struct db_pool *f = j->fallback;
         j->fallback = NULL;
+        count_read(c->pool, SB_READ_FAILED);
         PQclear(res);
         submit(f, j);
         pool_conn_idle(c);
         return;
     }
+    if (j->fallback)
+        count_read(c->pool, SB_READ_STANDBY);
     j->cb(j->arg, ok ? DB_OK : DB_SQL_ERROR, res);
     job_free(j);
     PQclear(res);
@@ -667,7 +689,8 @@ pool_conn_event(evutil_socket_t fd, short what, void *arg)
 
 static struct db_pool *
 pool_new(struct event_base *base, const char *conninfo, const char *options, int size,
-         int queue_max, struct worker_slot *slot, struct db_pool *fallback, int probe_ms)
+         int queue_max, struct worker_slot *slot, struct db_pool *fallback, int probe_ms,
+         struct worker_slot *read_slot)
 {
     struct db_pool *p = calloc(1, sizeof(*p) + (size_t)size * sizeof(struct pool_conn));
 
@@ -677,6 +700,7 @@ pool_new(struct event_base *base, const char *conninfo, const char *options, int
     p->size = size;
     p->queue_max = queue_max;
     p->slot = slot;
+    p->read_slot = read_slot;
     p->fallback = fallback;
     p->probe_ns = (int64_t)probe_ms * 1000000;
     p->what = fallback ? "standby" : "database";
@@ -718,14 +742,14 @@ struct db_pool *
 db_pool_new(struct event_base *base, const char *conninfo, const char *options, int size,
             int queue_max, struct worker_slot *slot)
 {
-    return pool_new(base, conninfo, options, size, queue_max, slot, NULL, 0);
+    return pool_new(base, conninfo, options, size, queue_max, slot, NULL, 0, NULL);
 }
 
 struct db_pool *
 db_read_pool_new(struct event_base *base, const char *conninfo, int size, int queue_max,
-                 int probe_ms, struct db_pool *fallback)
+                 int probe_ms, struct db_pool *fallback, struct worker_slot *slot)
 {
-    return pool_new(base, conninfo, NULL, size, queue_max, NULL, fallback, probe_ms);
+    return pool_new(base, conninfo, NULL, size, queue_max, NULL, fallback, probe_ms, slot);
 }
 
 void

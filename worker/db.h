@@ -51,10 +51,13 @@ void db_pool_free(struct db_pool *p);
  * = standby unless conninfo names another), each probed with the
  * replay_lsn statement on connecting and then every probe_ms while idle.
  * Its queries are sent with db_query_fenced(); whatever it cannot answer
- * goes to fallback (the primary's pool), which must outlive it.
+ * goes to fallback (the primary's pool), which must outlive it.  Its
+ * connections and the reads it answered or passed on are counted in slot
+ * (the standby figures of /metrics; NULL: none).
  */
 struct db_pool *db_read_pool_new(struct event_base *base, const char *conninfo, int size,
-                                 int queue_max, int probe_ms, struct db_pool *fallback);
+                                 int queue_max, int probe_ms, struct db_pool *fallback,
+                                 struct worker_slot *slot);
 
 /*
  * A read-only statement on a read pool: run on a connection whose server

@@ -64,7 +64,9 @@ get(const _Atomic uint64_t *v)
 struct live {
     int64_t in_flight, queued;
     int64_t pool_busy, pool_idle, bcrypt_queued;
-    int states[4]; /* enum slot_state */
+    int64_t read_busy, read_idle, standby_skipped;
+    int64_t lag_us, lag_bytes; /* the largest any worker measured; -1: none knows */
+    int states[4];             /* enum slot_state */
 };
 
 static void
@@ -73,6 +75,7 @@ sum_live(const struct scoreboard *sb, struct live *l)
     int used = atomic_load(&sb->master.slots_used);
 
     *l = (struct live){0};
+    l->lag_us = l->lag_bytes = -1;
     for (int i = 0; i < used && i < SCOREBOARD_SLOTS; i++) {
         const struct worker_slot *s = &sb->slots[i];
         int st = atomic_load(&s->state);
@@ -84,6 +87,13 @@ sum_live(const struct scoreboard *sb, struct live *l)
         l->pool_busy += atomic_load_explicit(&s->pool_busy, memory_order_relaxed);
         l->pool_idle += atomic_load_explicit(&s->pool_idle, memory_order_relaxed);
         l->bcrypt_queued += atomic_load_explicit(&s->bcrypt_queued, memory_order_relaxed);
+        l->read_busy += atomic_load_explicit(&s->read_busy, memory_order_relaxed);
+        l->read_idle += atomic_load_explicit(&s->read_idle, memory_order_relaxed);
+        l->standby_skipped += atomic_load_explicit(&s->standby_skipped, memory_order_relaxed);
+        int64_t us = atomic_load_explicit(&s->standby_lag_us, memory_order_relaxed);
+        int64_t bytes = atomic_load_explicit(&s->standby_lag_bytes, memory_order_relaxed);
+        l->lag_us = us > l->lag_us ? us : l->lag_us;
+        l->lag_bytes = bytes > l->lag_bytes ? bytes : l->lag_bytes;
     }
 }
 
@@ -176,15 +186,21 @@ write_latency(struct evbuffer *b, const struct scoreboard_counters *t)
                         (unsigned long long)cum);
 }
 
+/* A pool's connections up, by state: the primary's and the standbys' alike. */
+static void
+connections(struct evbuffer *b, const char *name, const char *help, int64_t busy, int64_t idle)
+{
+    header(b, name, "gauge", help);
+    evbuffer_add_printf(b, "%s{state=\"busy\"} %lld\n", name, (long long)busy);
+    evbuffer_add_printf(b, "%s{state=\"idle\"} %lld\n", name, (long long)idle);
+}
+
 static void
 write_database(struct evbuffer *b, const struct scoreboard_counters *t, const struct live *l)
 {
-    header(b, "conduitd_db_pool_connections", "gauge",
-           "Database connections of every worker's pool, by state (those down are neither).");
-    evbuffer_add_printf(b, "conduitd_db_pool_connections{state=\"busy\"} %lld\n",
-                        (long long)l->pool_busy);
-    evbuffer_add_printf(b, "conduitd_db_pool_connections{state=\"idle\"} %lld\n",
-                        (long long)l->pool_idle);
+    connections(b, "conduitd_db_pool_connections",
+                "Database connections of every worker's pool, by state (those down are neither).",
+                l->pool_busy, l->pool_idle);
     one(b, "conduitd_db_queue_depth", "gauge",
         "Queries waiting for a free database connection, in every worker.", l->queued);
     one(b, "conduitd_db_queue_full_total", "counter",
@@ -196,6 +212,61 @@ write_database(struct evbuffer *b, const struct scoreboard_counters *t, const st
     for (int k = 0; k < SB_DB_ERRORS; k++)
         evbuffer_add_printf(b, "conduitd_db_errors_total{kind=\"%s\"} %llu\n", db_error_kind[k],
                             (unsigned long long)get(&t->db_errors[k]));
+}
+
+/* A gauge that may be unknown: NaN then, as Prometheus reads it. */
+static void
+known(struct evbuffer *b, const char *name, const char *help, double v, int is_known)
+{
+    header(b, name, "gauge", help);
+    if (is_known)
+        evbuffer_add_printf(b, "%s %.12g\n", name, v);
+    else
+        evbuffer_add_printf(b, "%s NaN\n", name);
+}
+
+static const char *const read_reason[SB_READS] = {[SB_READ_NO_SAMPLE] = "no_sample",
+                                                  [SB_READ_NO_STANDBY] = "no_standby",
+                                                  [SB_READ_LAG] = "lag",
+                                                  [SB_READ_OWN_WRITE] = "own_write",
+                                                  [SB_READ_FAILED] = "failed"};
+
+/*
+ * Reads on standbys (db_read).  Without it every series is there and
+ * stays at zero (the lag says NaN): a dashboard needs no second shape.
+ */
+static void
+write_standbys(struct evbuffer *b, const struct scoreboard_counters *t, const struct live *l)
+{
+    one(b, "conduitd_db_standby_reads_total", "counter",
+        "Read-only statements a standby answered (db_read).",
+        (long long)get(&t->reads[SB_READ_STANDBY]));
+    header(b, "conduitd_db_primary_reads_total", "counter",
+           "Read-only statements the primary answered although standbys are configured, by "
+           "reason: no_sample (the primary's recent position unknown), no_standby (no standby "
+           "connection up), lag (the standbys lag past db_read_max_lag), own_write (the "
+           "caller's last write not replayed yet), failed (a standby was asked and could not "
+           "answer).");
+    for (int k = SB_READ_STANDBY + 1; k < SB_READS; k++)
+        evbuffer_add_printf(b, "conduitd_db_primary_reads_total{reason=\"%s\"} %llu\n",
+                            read_reason[k], (unsigned long long)get(&t->reads[k]));
+    connections(b, "conduitd_db_standby_connections",
+                "Standby connections of every worker's read pool, by state (those down are "
+                "neither).",
+                l->read_busy, l->read_idle);
+    one(b, "conduitd_db_standbys_skipped", "gauge",
+        "Workers whose reads skip the standbys now (lagging past db_read_max_lag, or none up).",
+        l->standby_skipped);
+    one(b, "conduitd_db_standby_skips_total", "counter",
+        "Times a worker began skipping the standbys (each a 'standbys skipped' log line).",
+        (long long)get(&t->standby_skips));
+    known(b, "conduitd_db_standby_lag_seconds",
+          "The standbys' replay lag behind the primary, the largest any worker measured at its "
+          "last 20 ms tick (NaN: unknown, no standby up).",
+          (double)l->lag_us / 1e6, l->lag_us >= 0);
+    known(b, "conduitd_db_standby_lag_bytes",
+          "The same lag in bytes of WAL the standbys have not replayed (NaN: unknown).",
+          (double)l->lag_bytes, l->lag_bytes >= 0);
 }
 
 static void
@@ -245,6 +316,7 @@ metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb)
     one(b, "conduitd_http_requests_in_flight", "gauge",
         "Requests received and not yet answered, in every worker.", l.in_flight);
     write_database(b, &t, &l);
+    write_standbys(b, &t, &l);
     one(b, "conduitd_cache_hits_total", "counter", "Cache lookups answered from the cache.",
         (long long)get(&t.cache_hits));
     one(b, "conduitd_cache_misses_total", "counter", "Cache lookups that went to the database.",

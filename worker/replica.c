@@ -11,6 +11,7 @@
 
 #include "common/lastwrite.h"
 #include "common/log.h"
+#include "common/scoreboard.h"
 #include "common/settings.h"
 
 /* Samples kept to find the primary's position max_lag ago (at most this many). */
@@ -26,6 +27,7 @@ enum replica_state { STANDBYS_STARTING, STANDBYS_USED, STANDBYS_SKIPPED };
 struct replica {
     struct db_pool *primary, *read;
     struct lastwrite *writes;
+    struct worker_slot *slot; /* the standby figures of /metrics */
     struct event *tick;
     int64_t max_lag_ns;
     int64_t step_ns; /* the least time between two kept samples */
@@ -36,8 +38,6 @@ struct replica {
     int next, n;
     enum replica_state state;
     int64_t started_ns;
-    uint64_t reads_standby, reads_primary;
-    int64_t lag_bytes;
 };
 
 static void
@@ -91,9 +91,46 @@ on_sample(void *arg, enum db_status st, const PGresult *res)
     keep(r, r->latest);
 }
 
-static void
-say_skipped(const struct replica *r, int64_t fence)
+/*
+ * How far behind the standbys are, in time: the newest sample at or below
+ * fence was sent at t, so they have every write the primary had at t, and
+ * now - t bounds their lag to within a sample's spacing.  When even the
+ * oldest sample kept is past fence, the lag is at least its age (a bound
+ * from below: more than about max_lag).  -1 when unknown.
+ */
+static int64_t
+lag_ns(const struct replica *r, int64_t fence, int64_t now)
 {
+    if (fence < 0 || r->latest.sent_ns == 0)
+        return -1;
+    if (fence == INT64_MAX || r->latest.lsn <= fence)
+        return fence == INT64_MAX ? 0 : now - r->latest.sent_ns;
+    for (int i = 1; i <= r->n; i++) {
+        const struct sample *s = &r->ring[(r->next + RING - i) % RING];
+        if (s->lsn <= fence || i == r->n)
+            return now - s->sent_ns;
+    }
+    return now - r->latest.sent_ns;
+}
+
+/* The standbys' state, for /metrics: a few relaxed stores into the worker's own slot. */
+static void
+publish(const struct replica *r, int64_t fence, int64_t now)
+{
+    int64_t ns = lag_ns(r, fence, now), bytes = -1;
+
+    if (ns >= 0)
+        bytes = fence == INT64_MAX || r->latest.lsn <= fence ? 0 : r->latest.lsn - fence;
+    atomic_store_explicit(&r->slot->standby_lag_us, ns < 0 ? -1 : ns / 1000, memory_order_relaxed);
+    atomic_store_explicit(&r->slot->standby_lag_bytes, bytes, memory_order_relaxed);
+    atomic_store_explicit(&r->slot->standby_skipped, r->state != STANDBYS_USED,
+                          memory_order_relaxed);
+}
+
+static void
+say_skipped(struct replica *r, int64_t fence)
+{
+    scoreboard_add(&r->slot->c.standby_skips, 1);
     if (fence < 0)
         log_warning("standbys skipped: no standby connection is up; reads go to the primary");
     else
@@ -120,9 +157,6 @@ on_tick(evutil_socket_t fd, short what, void *arg)
         r->sampling_sent_ns = now;
         db_query(r->primary, SQL_WAL_INSERT_LSN, NULL, on_sample, r);
     }
-    r->lag_bytes = fence >= 0 && fence != INT64_MAX && r->latest.sent_ns
-                       ? (r->latest.lsn > fence ? r->latest.lsn - fence : 0)
-                       : -1;
     if (usable && r->state != STANDBYS_USED) {
         if (r->state == STANDBYS_SKIPPED)
             log_notice("standbys back: within db_read_max_lag of the primary; reads go to them "
@@ -139,11 +173,12 @@ on_tick(evutil_socket_t fd, short what, void *arg)
         say_skipped(r, fence);
         r->state = STANDBYS_SKIPPED;
     }
+    publish(r, fence, now);
 }
 
 struct replica *
 replica_new(struct event_base *base, const struct config *cfg, struct db_pool *primary,
-            struct lastwrite *writes)
+            struct lastwrite *writes, struct worker_slot *slot)
 {
     struct replica *r = calloc(1, sizeof(*r));
     struct timeval tv = {0, REPLICA_SAMPLE_MS * 1000};
@@ -152,12 +187,12 @@ replica_new(struct event_base *base, const struct config *cfg, struct db_pool *p
         return NULL;
     r->primary = primary;
     r->writes = writes;
+    r->slot = slot;
     r->max_lag_ns = (int64_t)cfg->db_read_max_lag * 1000000;
     r->step_ns = r->max_lag_ns / (RING - 16);
     r->started_ns = lastwrite_now_ns();
-    r->lag_bytes = -1;
     r->read = db_read_pool_new(base, cfg->db_read, cfg->pool, cfg->pool_queue, REPLICA_SAMPLE_MS,
-                               primary);
+                               primary, slot);
     r->tick = event_new(base, -1, EV_PERSIST, on_tick, r);
     if (!r->read || !r->tick || event_add(r->tick, &tv) < 0) {
         replica_free(r);
@@ -181,7 +216,9 @@ void
 replica_query(struct replica *r, int64_t user, enum sql_query_id q, const char *const *params,
               db_cb cb, void *arg)
 {
-    int64_t need = lag_need(r, lastwrite_now_ns());
+    int64_t need = lag_need(r, lastwrite_now_ns()), mine = need;
+    int64_t fence = db_pool_fence(r->read);
+    enum scoreboard_read why;
 
     if (need >= 0 && user > 0) {
         int64_t wrote = lastwrite_get(r->writes, user);
@@ -191,20 +228,25 @@ replica_query(struct replica *r, int64_t user, enum sql_query_id q, const char *
          * primary answers.
          */
         if (wrote > 0) {
-            int64_t mine = wrote == INT64_MAX ? -1 : sample_since(r, wrote + 1);
-            need = mine < 0 ? -1 : mine > need ? mine : need;
+            int64_t since = wrote == INT64_MAX ? -1 : sample_since(r, wrote + 1);
+            mine = since < 0 ? -1 : since > need ? since : need;
         }
     }
-    if (need < 0 || db_pool_fence(r->read) < need) {
+    /* The first reason that holds, in this order, is the one /metrics counts. */
+    why = need < 0                   ? SB_READ_NO_SAMPLE
+          : fence < 0                ? SB_READ_NO_STANDBY
+          : fence < need             ? SB_READ_LAG
+          : mine < 0 || fence < mine ? SB_READ_OWN_WRITE
+                                     : SB_READ_STANDBY;
+    if (why != SB_READ_STANDBY) {
         log_debug("read %s of user %lld: primary (needs %llX, standbys at %llX)",
-                  sql_queries[q].name, (long long)user, (long long)need,
-                  (long long)db_pool_fence(r->read));
-        r->reads_primary++;
+                  sql_queries[q].name, (long long)user, (long long)mine, (long long)fence);
+        scoreboard_add(&r->slot->c.reads[why], 1);
         db_query(r->primary, q, params, cb, arg);
         return;
     }
-    r->reads_standby++;
-    db_query_fenced(r->read, q, params, cb, arg, need);
+    /* Counted by the read pool: answered there, or passed on to the primary. */
+    db_query_fenced(r->read, q, params, cb, arg, mine);
 }
 
 void
@@ -212,13 +254,4 @@ replica_wrote(struct replica *r, int64_t user)
 {
     /* A slot older than max_lag (and a second) may go: the lag rule covers that write. */
     lastwrite_note(r->writes, user, lastwrite_now_ns(), r->max_lag_ns + 1000000000);
-}
-
-void
-replica_stats(const struct replica *r, struct replica_stats *out)
-{
-    out->reads_standby = r->reads_standby;
-    out->reads_primary = r->reads_primary;
-    out->skipped = r->state != STANDBYS_USED;
-    out->lag_bytes = r->lag_bytes;
 }

@@ -19,7 +19,9 @@
  *
  * A read no standby connection can serve, or that fails there, is run on
  * the primary.  The log says once when the standbys start being skipped
- * (they lag past max_lag, or none is up) and once when they are used again.
+ * (they lag past max_lag, or none is up) and once when they are used again;
+ * /metrics counts where each read ran and why, and shows the standby
+ * connections, the workers skipping them and the lag (metrics.h).
  */
 #ifndef CONDUITD_REPLICA_H
 #define CONDUITD_REPLICA_H
@@ -32,12 +34,17 @@ struct config;
 struct event_base;
 struct lastwrite;
 struct replica;
+struct worker_slot;
 
 #define REPLICA_SAMPLE_MS 20 /* the primary's position, and each standby connection's probe */
 
-/* NULL without memory.  primary must outlive it. */
+/*
+ * NULL without memory.  primary must outlive it.  Where each read ran, the
+ * standbys' connections, lag and state go to slot (/metrics, metrics.h).
+ */
 struct replica *replica_new(struct event_base *base, const struct config *cfg,
-                            struct db_pool *primary, struct lastwrite *writes);
+                            struct db_pool *primary, struct lastwrite *writes,
+                            struct worker_slot *slot);
 void replica_free(struct replica *r);
 
 /* A read-only statement for user (0: anonymous): on a standby that has what it needs, else the
@@ -47,18 +54,5 @@ void replica_query(struct replica *r, int64_t user, enum sql_query_id q, const c
 
 /* A write by user (> 0) was answered by the primary (call before its answer goes out). */
 void replica_wrote(struct replica *r, int64_t user);
-
-/*
- * What /metrics could export (a hook: not exported yet): reads sent to the
- * standbys and to the primary, whether the standbys are skipped now, and
- * the last replay distance seen (bytes of WAL behind the primary's latest
- * sample; -1 when unknown).
- */
-struct replica_stats {
-    uint64_t reads_standby, reads_primary;
-    int skipped;
-    int64_t lag_bytes;
-};
-void replica_stats(const struct replica *r, struct replica_stats *out);
 
 #endif

@@ -584,7 +584,8 @@ setup_services(struct worker *w, struct lastwrite *writes)
         log_error("cannot create the database pool or the hashing threads");
         return -1;
     }
-    if (c->db_read && !(w->env.replica = replica_new(w->env.base, c, w->env.db, writes))) {
+    if (c->db_read &&
+        !(w->env.replica = replica_new(w->env.base, c, w->env.db, writes, w->env.slot))) {
         log_error("cannot create the standbys' pool");
         return -1;
     }

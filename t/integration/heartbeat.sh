@@ -8,7 +8,7 @@
 has_test_hooks || skip "built without --enable-test-hooks"
 
 conduitd_start -w 2 --timeout 2 --status-listen 127.0.0.1:0
-SBASE=http://$(sed -n 's/.*status page.* on \(127\.0\.0\.1:[0-9]*\).*/\1/p' "$T/conduitd.log" | head -n 1)
+status_base
 wait_for 5 workers_are 2
 before=$(worker_pids | sort | tr '\n' ' ')
 load_start stuck -w -c 8 -d 6 -r 400 -u /healthz -t 8000 -o "$T/stuck.csv"

@@ -11,47 +11,15 @@
 # address is refused by -t and at start; the status port serves no API
 # path and the API port no /metrics; no token or email is shown; a
 # draining worker answers no scrape; a constraint error and the 503s of a
-# full database queue are counted as such.
+# full database queue are counted as such; without --db-read the standby
+# series are there, at zero (replica.sh checks them with a standby).
 . "$top_srcdir/t/lib.sh"
 
-PY=/usr/bin/python3
 command -v jq >/dev/null || skip "jq not installed"
 has_loadgen || skip "t/loadgen is not built"
-$PY -c 'import prometheus_client' 2>/dev/null ||
-    skip "python3-prometheus-client is not installed (script/deps installs it)"
+has_prom_parser || skip "python3-prometheus-client is not installed (script/deps installs it)"
 pg_start
 
-# scrape NAME: /metrics into $T/NAME.prom, and the samples as the parser
-# read them into $T/NAME.samples, one a line: name{k="v",...} value, the
-# labels sorted.  A scrape the parser refuses fails the test.
-scrape() {
-    curl -s -S --max-time 10 -D "$T/$1.headers" -o "$T/$1.prom" "$SBASE/metrics" ||
-        fail "scrape $1: curl failed"
-    $PY - "$T/$1.prom" >"$T/$1.samples" 2>"$T/$1.parse-err" <<'EOF'
-import sys
-from prometheus_client.parser import text_string_to_metric_families
-text = open(sys.argv[1]).read()
-types = {}
-for fam in text_string_to_metric_families(text):
-    types[fam.name] = fam.type
-    for s in fam.samples:
-        labels = ",".join('%s="%s"' % (k, v) for k, v in sorted(s.labels.items()))
-        print("%s{%s} %s" % (s.name, labels, repr(float(s.value))))
-for name, t in sorted(types.items()):
-    print("TYPE %s %s" % (name, t))
-EOF
-    [ $? -eq 0 ] || fail "scrape $1: the parser refused it: $(tail -n 1 "$T/$1.parse-err")"
-}
-# sample NAME SERIES: the value of one series of scrape NAME, as an integer
-# (-1 when absent).  SERIES is written as scrape() prints it.
-sample() {
-    awk -v s="$2" '$1 == s { printf "%d\n", $2; found = 1 } END { if (!found) print -1 }' \
-        "$T/$1.samples"
-}
-# total NAME PREFIX: the sum of every series that begins with PREFIX.
-total() {
-    awk -v p="$2" 'index($1, p) == 1 { n += $2 } END { printf "%d\n", n }' "$T/$1.samples"
-}
 tags2xx='conduitd_http_requests_total{method="GET",route="/api/tags",status="2xx"}'
 unm4xx='conduitd_http_requests_total{method="any",route="unmatched",status="4xx"}'
 exits() { sample "$1" "conduitd_worker_exits_total{cause=\"$2\"}"; }
@@ -79,8 +47,7 @@ is "a start with port 99999 fails" "$?" 1
 check "and says why" sh -c "printf '%s' '$out' | grep -q 'status_listen: \"127.0.0.1:99999\" is not HOST:PORT'"
 
 conduitd_start -w 2 --bcrypt-cost 4 --status-listen 127.0.0.1:0
-SPORT=$(sed -n 's/.*status page.* on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/conduitd.log" | head -n 1)
-SBASE="http://127.0.0.1:$SPORT"
+status_base
 check "the status port ($SPORT) is its own, not the API's ($PORT)" [ -n "$SPORT" ] && [ "$SPORT" != "$PORT" ]
 
 # An address in use: the start fails and names the key.
@@ -146,6 +113,12 @@ is "and its +Inf bucket too" "$(sample s1 'conduitd_http_request_duration_second
 is "nothing in flight once the load is over" "$(sample s1 conduitd_http_requests_in_flight{})" 0
 is "nothing waits for the database" "$(sample s1 conduitd_db_queue_depth{})" 0
 check "every pool connection is up and idle" [ "$(sample s1 'conduitd_db_pool_connections{state="idle"}')" -gt 0 ]
+# Without --db-read the standby series are there from the first scrape, at 0.
+is "no standbys: no read counted as a standby's or the primary's instead" \
+    "$(sample s1 conduitd_db_standby_reads_total{}) $(total s1 conduitd_db_primary_reads_total)" "0 0"
+is "no standby connection, no worker skipping" \
+    "$(total s1 conduitd_db_standby_connections) $(sample s1 conduitd_db_standbys_skipped{})" "0 0"
+is "the lag is unknown (NaN)" "$(fsample s1 conduitd_db_standby_lag_seconds{})" nan
 
 # /status and ?full.
 curl -s --max-time 10 "$SBASE/status" >"$T/status.json"
@@ -225,8 +198,7 @@ is "after the reload ?full lists the new workers only" "$got" "$want"
 stop_pid "$CONDUITD_PID"
 CONDUITD_PID=
 conduitd_start -w 1 --pool 1 --pool-queue 0 --bcrypt-cost 4 --status-listen 127.0.0.1:0
-SPORT=$(sed -n 's/.*status page.* on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/conduitd.log" | head -n 1)
-SBASE="http://127.0.0.1:$SPORT"
+status_base
 scrape d0
 http POST /api/users '{"user":{"username":"metered","email":"other@example.io","password":"pw-metered-2"}}'
 is "a taken username: 409" "$STATUS" 409

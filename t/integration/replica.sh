@@ -18,11 +18,20 @@
 #   once per worker, and "standbys back" once when replay resumes;
 # - the standby stopped under a read load: every read answered 200 (by the
 #   primary), none failed.
+# And /metrics says so, scraped through the status listener: the standby
+# connections up (workers x pool); the writer's reads in the pairs counted
+# as the primary's for own_write; the 200 anonymous reads counted as the
+# standby's, no more than the standby's own scan counters rose; with replay
+# paused both workers skipping, two skips counted, reads counted for lag
+# and a lag past db_read_max_lag, none skipping once it resumes; the
+# standby stopped: no standby connection, reads counted for no_standby or
+# failed, the lag unknown.
 # The stale-read count and the staleness seen are printed.
 . "$top_srcdir/t/lib.sh"
 
 command -v jq >/dev/null || skip "jq not installed"
 has_loadgen || skip "t/loadgen is not built"
+has_prom_parser || skip "python3-prometheus-client is not installed (script/deps installs it)"
 
 PAIRS=${REPLICA_PAIRS:-1000}
 MAX_LAG_MS=3000
@@ -32,13 +41,23 @@ pg_standby_start "recovery_min_apply_delay = 1s" "hot_standby_feedback = on"
 is "the standby is in recovery" "$(standby_psql -c 'select pg_is_in_recovery()')" t
 
 conduitd_start -w 2 --pool 2 --db-read "$STANDBY_DB" --db-read-max-lag 3s \
-    --access-log "$T/access.log" --access-log-format json
+    --access-log "$T/access.log" --access-log-format json --status-listen 127.0.0.1:0
+status_base
 wait_for 10 grep -q 'standbys in use' "$T/conduitd.log"
 check "the log says the standby is in use" grep -q 'standbys in use' "$T/conduitd.log"
 reads_on_standby() {
     standby_psql -c "select count(*) from pg_stat_activity where application_name = 'conduitd read'"
 }
 is "2 workers x pool 2 connections on the standby" "$(reads_on_standby)" 4
+# m NAME SERIES: one counter's rise from scrape m0 to scrape NAME.
+m() { echo $(($(sample "$1" "$2") - $(sample m0 "$2"))); }
+standbys_up() { scrape up && [ "$(total up conduitd_db_standby_connections)" -eq 4 ]; }
+wait_for 5 standbys_up
+scrape m0
+is "/metrics: 4 standby connections up" "$(total m0 conduitd_db_standby_connections)" 4
+is "/metrics: no worker skips the standbys" "$(sample m0 conduitd_db_standbys_skipped{})" 0
+lag0=$(fsample m0 conduitd_db_standby_lag_seconds{})
+check "/metrics: the replay lag is measured, under db_read_max_lag ($lag0 s)" fcmp "$lag0" "<" 3
 
 http POST /api/users '{"user":{"username":"ryw","email":"ryw@example.io","password":"pw-replica"}}'
 is "register" "$STATUS" 201
@@ -88,6 +107,11 @@ workers_get=$(jq -r 'select(.method == "GET" and (.uri | startswith("/api/profil
     "$T/access.log" | sort -u | wc -l)
 is "the writes landed on both workers" "$workers_put" 2
 is "the reads landed on both workers" "$workers_get" 2
+scrape m1
+own=$(m m1 'conduitd_db_primary_reads_total{reason="own_write"}')
+note "/metrics after the pairs: $own reads on the primary for own_write, $(m m1 conduitd_db_standby_reads_total{}) on the standby"
+check "/metrics: the writer's $PAIRS reads went to the primary for its own writes ($own)" \
+    [ "$own" -ge "$PAIRS" ]
 
 # ---------------------------------------------------------------- others
 # Someone who did not write reads from the standby: stale for a moment (the
@@ -122,6 +146,7 @@ SCANS_SQL="select coalesce(idx_scan, 0) + coalesce(seq_scan, 0) from pg_stat_use
 scans() { psql -X -At "$@" -c "$SCANS_SQL"; }
 sleep 1.5
 p0=$(scans) s0=$(scans -h "$STANDBY_HOST" -p "$STANDBY_PORT")
+scrape m2
 urls=
 for k in $(seq 1 200); do urls="$urls -o /dev/null $BASE/api/articles/$SLUG"; done
 # shellcheck disable=SC2086
@@ -132,6 +157,13 @@ p1=$(scans) s1=$(scans -h "$STANDBY_HOST" -p "$STANDBY_PORT")
 note "200 anonymous article reads: articles scanned +$((s1 - s0)) times on the standby, +$((p1 - p0)) on the primary"
 check "200 reads by nobody who wrote ran on the standby" [ $((s1 - s0)) -ge 200 ]
 check "not on the primary" [ $((p1 - p0)) -lt 20 ]
+scrape m3
+sr=$(($(sample m3 conduitd_db_standby_reads_total{}) - $(sample m2 conduitd_db_standby_reads_total{})))
+pr=$(($(total m3 conduitd_db_primary_reads_total) - $(total m2 conduitd_db_primary_reads_total)))
+note "/metrics over the 200 reads: $sr standby reads, $pr on the primary instead; the standby's scans +$((s1 - s0))"
+check "/metrics: the 200 reads counted as the standby's ($sr)" [ "$sr" -ge 200 ]
+check "/metrics: no more than the standby's scans rose ($sr <= $((s1 - s0)))" [ "$sr" -le $((s1 - s0)) ]
+check "/metrics: the primary took fewer than 20 of them ($pr)" [ "$pr" -lt 20 ]
 # The writer, a while after its last write, reads from the standby too.
 http GET "/api/profiles/ryw" "" "$TOK"
 is "the writer, later: served" "$STATUS" 200
@@ -159,17 +191,29 @@ is "the log says the standby is skipped, once per worker" \
     "$(grep -c 'standbys skipped: replayed up to' "$T/conduitd.log")" 2
 sleep 1
 is "and only once" "$(grep -c 'standbys skipped' "$T/conduitd.log")" 2
+scrape m4
+lag4=$(fsample m4 conduitd_db_standby_lag_seconds{})
+note "/metrics, replay paused: lag $lag4 s, $(m m4 'conduitd_db_primary_reads_total{reason="lag"}') reads on the primary for lag"
+is "/metrics: both workers skip the standbys" "$(sample m4 conduitd_db_standbys_skipped{})" 2
+is "/metrics: two skips counted" "$(m m4 conduitd_db_standby_skips_total{})" 2
+check "/metrics: reads counted on the primary for lag" \
+    [ "$(m m4 'conduitd_db_primary_reads_total{reason="lag"}')" -gt 0 ]
+check "/metrics: the lag is past db_read_max_lag ($lag4 s > 3 s)" fcmp "$lag4" ">" 3
 standby_psql -c 'select pg_wal_replay_resume()' >/dev/null
 wait_for 10 sh -c "[ \$(grep -c 'standbys back' '$T/conduitd.log') -ge 2 ]"
 is "when replay resumes the log says the standby is back, once per worker" \
     "$(grep -c 'standbys back' "$T/conduitd.log")" 2
+scrape m5
+is "/metrics: no worker skips them any more" "$(sample m5 conduitd_db_standbys_skipped{})" 0
 
 # ---------------------------------------------------------------- cache
 # A cache fill that read the late standby would keep the old bio after the
 # invalidation: fills read the primary.
 stop_pid "$CONDUITD_PID"
 CONDUITD_PID=
-conduitd_start -w 2 --pool 2 --db-read "$STANDBY_DB" --db-read-max-lag 3s --cache on
+conduitd_start -w 2 --pool 2 --db-read "$STANDBY_DB" --db-read-max-lag 3s --cache on \
+    --status-listen 127.0.0.1:0
+status_base
 wait_for 10 grep -q 'standbys in use' "$T/conduitd.log"
 cache_stale=0
 for k in 1 2 3 4 5 6 7 8 9 10; do
@@ -202,5 +246,13 @@ wait_for 5 grep -q 'standbys skipped: no standby connection is up\|no standby co
     "$T/conduitd.log"
 check "the log says the standby is gone" \
     grep -q 'standbys skipped: no standby connection is up\|no standby connection left' "$T/conduitd.log"
+scrape m6
+gone=$(($(sample m6 'conduitd_db_primary_reads_total{reason="no_standby"}') + $(sample m6 'conduitd_db_primary_reads_total{reason="failed"}')))
+note "/metrics, standby stopped: $gone reads on the primary for no_standby or failed, lag $(fsample m6 conduitd_db_standby_lag_seconds{})"
+is "/metrics: no standby connection up" "$(total m6 conduitd_db_standby_connections)" 0
+check "/metrics: the reads after the stop counted for no_standby or failed ($gone >= $after)" \
+    [ "$gone" -ge "$after" ]
+is "/metrics: both workers skip the standbys" "$(sample m6 conduitd_db_standbys_skipped{})" 2
+is "/metrics: the lag is unknown" "$(fsample m6 conduitd_db_standby_lag_seconds{})" nan
 check "no worker died" sh -c "! grep -q 'died unexpectedly\|exited with status' '$T/conduitd.log'"
 done_testing
