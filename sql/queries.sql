@@ -98,6 +98,8 @@
 -- (0.3 for an article with 13,000); profile, login, tags < 0.04; writes
 -- 0.03 to 0.4 ms.  Two filters together: 0.2 ms typical, 17 to 25 ms for
 -- the largest sets (a count over 10,000 to 16,000 index probes).
+-- On the seeded scale-1 dataset (conduit-seed), measured side by side with
+-- the revision before: docs/results/20261206-sql.
 
 -- name: schema_version
 -- No parameters.  -> 0 version int4.  A worker may check it after connecting.
