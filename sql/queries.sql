@@ -98,6 +98,8 @@
 -- (0.3 for an article with 13,000); profile, login, tags < 0.04; writes
 -- 0.03 to 0.4 ms.  Two filters together: 0.2 ms typical, 17 to 25 ms for
 -- the largest sets (a count over 10,000 to 16,000 index probes).
+-- On the seeded scale-1 dataset (conduit-seed), measured side by side with
+-- the revision before: docs/results/20261206-sql.
 
 -- name: schema_version
 -- No parameters.  -> 0 version int4.  A worker may check it after connecting.
@@ -529,28 +531,38 @@ SELECT p.slug, p.title, p.description,
 -- name: articles_feed
 -- read-only
 -- $1 viewer int8 (required), $2 limit int8, $3 offset int8.
--- -> as articles_list (author_following is true on every row, unless an
--- unfollow commits meanwhile).  The count is the sum of the followees'
--- article counters.  The page takes the newest (limit + offset) of each
--- followee from the author index (index only), merges them, then reads
--- only the page's articles: its cost grows with the number of followees
--- times (limit + offset), never with their total number of articles.
+-- -> as articles_list; author_following is true on every article row (the
+-- page's authors are the followees read in the same snapshot) and false on
+-- the empty-page row.  Two probes a followee, then only the page's own
+-- (docs/results/20261206-sql has the plans and the figures):
+-- * fu: the followees' user rows, read once.  They give the count (the sum
+--   of their article counters) and the page's authors, so the page probes
+--   neither users nor follows again.
+-- * top: the newest (limit + offset) of each followee from the author index
+--   (index only), merged; its cost grows with the number of followees times
+--   (limit + offset), never with their total number of articles.
+-- * tl: MATERIALIZED, so its ten aggregates run once.  Inlined, the planner
+--   put it under a nested loop (it estimates two page rows) and recomputed
+--   every tag list for every row of the page: the tag lists were then half
+--   of the statement's time.
 WITH me AS MATERIALIZED (
     -- The caller gone (see the top): one probe, whatever reads it.
     SELECT $1::int8 IS NOT NULL
            AND NOT EXISTS (SELECT FROM users v WHERE v.id = $1::int8) AS caller_gone
-), fl AS MATERIALIZED (
-    SELECT f.followee_id FROM follows f WHERE f.follower_id = $1::int8
+), fu AS MATERIALIZED (
+    SELECT u.id, u.username, u.bio, u.image, u.article_count
+      FROM follows f
+      JOIN users u ON u.id = f.followee_id
+     WHERE f.follower_id = $1::int8
 ), cnt AS (
-    SELECT coalesce(sum(u.article_count), 0)::int8 AS n
-      FROM fl JOIN users u ON u.id = fl.followee_id
+    SELECT coalesce(sum(fu.article_count), 0)::int8 AS n FROM fu
 ), top AS (
     SELECT x.id, x.created_at
-      FROM fl
+      FROM fu
      CROSS JOIN LATERAL (
            SELECT a.id, a.created_at
              FROM articles a
-            WHERE a.author_id = fl.followee_id
+            WHERE a.author_id = fu.id
             ORDER BY a.created_at DESC, a.id DESC
             LIMIT $2::int8 + $3::int8) x
      ORDER BY x.created_at DESC, x.id DESC
@@ -561,7 +573,7 @@ WITH me AS MATERIALIZED (
       -- The cap (see the top).
       FROM (SELECT * FROM top LIMIT 100) t
       JOIN articles a ON a.id = t.id
-), tl AS (
+), tl AS MATERIALIZED (
     SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
       FROM page p
       JOIN article_tags atg ON atg.article_id = p.id
@@ -575,14 +587,13 @@ SELECT p.slug, p.title, p.description,
                   WHERE f.user_id = $1::int8 AND f.article_id = p.id), false) AS favorited,
        p.favorites_count,
        u.username, u.bio, u.image,
-       coalesce((SELECT true FROM follows fo
-                  WHERE fo.follower_id = $1::int8 AND fo.followee_id = p.author_id), false) AS following,
+       p.id IS NOT NULL AS following,
        c.n AS articles_count,
        me.caller_gone
   FROM cnt c
  CROSS JOIN me
   LEFT JOIN (page p
-             JOIN users u ON u.id = p.author_id
+             JOIN fu u ON u.id = p.author_id
              LEFT JOIN tl ON tl.article_id = p.id) ON true
  ORDER BY p.created_at DESC, p.id DESC;
 

@@ -1,0 +1,224 @@
+#!/bin/sh
+# The list statements of sql/queries.sql that were rewritten for speed give,
+# row for row, the answers of straightforward reference queries kept here:
+# the definition of each list written the plain way (every article of the
+# followees sorted, count(*) instead of the counters, EXISTS for the
+# flags).  Same rows, same order, same counts, same flags, same empty-page
+# row, over every viewer of a small skewed data set and a grid of limits and
+# offsets, before and after deletes, before and after VACUUM (index-only
+# scans with and without heap fetches).
+#
+# The data set is made to break a merge: viewers following every author
+# (thousands of articles) or a few or nobody, authors with 0 to 300
+# articles, created_at ties inside one author and across authors (one
+# author posts 40 articles at the same instant), ids that do not follow
+# created_at, tag names whose byte order differs from their collation
+# order, articles deleted after they were tagged and favorited (counters
+# kept by the triggers), unfollows, a viewer whose user row is gone.
+#
+# A test that cannot fail proves nothing: the same comparison is run on
+# mutants of the statement (ties broken the other way, the count off by
+# the counters, each followee's run cut to the limit without the offset)
+# and must catch each of them.
+. "$top_srcdir/t/lib.sh"
+
+pg_start
+
+if sh "$top_srcdir/t/sql/prepare-all.sh" -b "$T/q" >"$T/build.log" 2>&1; then
+    pass "the query table builds"
+else
+    sed 's/^/# /' "$T/build.log"
+    bail "cannot build the query table"
+fi
+
+sql() { psql -X -q -At -v ON_ERROR_STOP=1 -P null=NULL -c "$1" 2>>"$T/psql.err"; }
+
+# stmt NAME [NEWNAME]: the PREPARE of query NAME as the server prepares it,
+# renamed to NEWNAME.
+stmt() {
+    awk -v n="$1" -v m="${2:-$1}" '
+        $0 == "PREPARE " n " AS" { on = 1; print "PREPARE " m " AS"; next }
+        on { print; if ($0 ~ /;$/) exit }' "$T/q/prepare.sql"
+}
+
+# ------------------------------------------------------------ the data set
+# Every write goes through the tables' triggers, as the server's would, so
+# the counters are the ones the statements read.
+psql -X -q -v ON_ERROR_STOP=1 >"$T/load.log" 2>&1 <<'SQL' || { sed 's/^/# /' "$T/load.log"; bail "cannot load the data set"; }
+INSERT INTO users (id, username, email, password_hash, bio, image)
+SELECT i, 'u' || i, 'u' || i || '@x.io', 'h',
+       CASE WHEN i % 3 = 0 THEN 'bio ' || i END,
+       CASE WHEN i % 4 = 0 THEN 'https://img/' || i END
+  FROM generate_series(1, 120) AS i;
+SELECT setval(pg_get_serial_sequence('users', 'id'), 1000);
+-- Byte order ("C") differs from the collation's for these names.
+INSERT INTO tags (name)
+SELECT unnest(ARRAY['apple', 'Apple', 'zoo', 'Zoo', 'b', 'B', 'éclair', 'eclair',
+                    'x-1', 'x_1', '10', '9']);
+-- Authors 1 to 60: author 1 writes 300 articles, the others 0 to 88
+-- (article_count 0 for a few), in an order that mixes authors.  created_at
+-- comes in steps of 5 minutes for groups of 3 articles (ties across
+-- authors), in an order unrelated to the id (ties broken by id must be).
+INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at)
+SELECT 's' || row_number() OVER (ORDER BY k, a), 'T', 'D', 'B', a, ts, ts
+  FROM (SELECT a, k,
+               timestamptz '2026-01-01' + ((k * 7919 + a * 104729) % 997 / 3) * interval '5 minutes' AS ts
+          FROM generate_series(1, 60) AS a,
+               generate_series(1, CASE WHEN a = 1 THEN 300 ELSE (a * 7) % 23 * 4 END) AS k) s
+ ORDER BY (k * 31 + a * 17) % 101, a, k;
+-- Author 2 posts 40 more at one instant, also the instant of others.
+INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at)
+SELECT 'burst' || k, 'T', 'D', 'B', 2, timestamptz '2026-01-01 10:00', now()
+  FROM generate_series(1, 40) AS k;
+INSERT INTO articles (slug, title, description, body, author_id, created_at, updated_at)
+SELECT 'burst-other' || a, 'T', 'D', 'B', a, timestamptz '2026-01-01 10:00', now()
+  FROM generate_series(3, 12) AS a;
+-- 0 to 4 tags an article.
+INSERT INTO article_tags (article_id, tag_id, created_at)
+SELECT DISTINCT a.id, t.id, a.created_at
+  FROM articles a
+ CROSS JOIN generate_series(1, (a.id % 5)::int) AS j
+  JOIN tags t ON t.id = (SELECT min(id) FROM tags) + (a.id * j * 7) % 12;
+-- Viewers 1 to 5 follow every user that wrote (and 61 to 65, who wrote
+-- nothing); 6 to 100 follow 0 to 16 users among 1 to 80; 101 to 120
+-- nobody.
+INSERT INTO follows (follower_id, followee_id)
+SELECT v, e FROM generate_series(1, 5) AS v, generate_series(1, 65) AS e WHERE v <> e;
+INSERT INTO follows (follower_id, followee_id)
+SELECT DISTINCT v, 1 + (v * j * 37) % 80
+  FROM generate_series(6, 100) AS v, generate_series(1, v % 17) AS j
+ WHERE 1 + (v * j * 37) % 80 <> v;
+-- Favorites: user 7 favorites nearly everything, the others a few.
+INSERT INTO favorites (user_id, article_id, created_at)
+SELECT 7, id, created_at FROM articles WHERE id % 10 <> 3;
+INSERT INTO favorites (user_id, article_id, created_at)
+SELECT DISTINCT u, a.id, a.created_at
+  FROM generate_series(1, 120) AS u
+  JOIN articles a ON a.id % 29 = u % 29
+ WHERE u <> 7;
+SQL
+check "a user cannot follow himself (the check the feed relies on)" \
+    sh -c "! psql -X -q -c 'INSERT INTO follows (follower_id, followee_id) VALUES (3, 3)' 2>/dev/null"
+
+# Cases: viewer, limit, offset.  Every viewer listed above, one id that was
+# never a user, one whose row is deleted below (the caller gone).
+GONE=$(sql "INSERT INTO users (username, email, password_hash) VALUES ('gone', 'gone@x.io', 'h') RETURNING id")
+sql "INSERT INTO follows (follower_id, followee_id) VALUES ($GONE, 1), ($GONE, 2)" >/dev/null
+: >"$T/feed.cases"
+for v in $(seq 1 120) 999999 "$GONE"; do
+    for lo in "10 0" "1 0" "3 1" "10 10" "7 5" "20 13" "100 0" "100 250" "2 299" "10 400" "5 2000"; do
+        # shellcheck disable=SC2086
+        set -- $lo
+        echo "$v, $1, $2" >>"$T/feed.cases"
+    done
+done
+
+# The feed, by its definition: the articles of the users the viewer
+# follows, newest first, ties by the newer id; the count is count(*); the
+# page capped at 100; one row with slug NULL when the page is empty.
+cat >"$T/ref.sql" <<'SQL'
+PREPARE ref_feed AS
+SELECT p.slug, p.title, p.description,
+       coalesce((SELECT string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C")
+                   FROM article_tags x JOIN tags t ON t.id = x.tag_id
+                  WHERE x.article_id = p.id), '') AS tag_list,
+       p.created_at, p.updated_at,
+       EXISTS (SELECT 1 FROM favorites f WHERE f.user_id = $1::int8 AND f.article_id = p.id) AS favorited,
+       p.favorites_count,
+       u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $1::int8 AND fo.followee_id = p.author_id) AS following,
+       (SELECT count(*) FROM articles a
+         WHERE a.author_id IN (SELECT followee_id FROM follows WHERE follower_id = $1::int8)) AS articles_count,
+       NOT EXISTS (SELECT 1 FROM users v WHERE v.id = $1::int8) AS caller_gone
+  FROM (SELECT 1) one
+  LEFT JOIN (SELECT a.*
+               FROM articles a
+              WHERE a.author_id IN (SELECT followee_id FROM follows WHERE follower_id = $1::int8)
+              ORDER BY a.created_at DESC, a.id DESC
+              LIMIT least($2::int8, 100) OFFSET $3::int8) p ON true
+  LEFT JOIN users u ON u.id = p.author_id
+ ORDER BY p.created_at DESC, p.id DESC;
+SQL
+
+# run STATEMENT CASES OUT: every case through the prepared statement, in one
+# session (generic plans, as the server's connections have them), each
+# answer after a line naming its case.
+run() {
+    {
+        cat "$T/stmts.sql"
+        while read -r _c; do
+            printf '\\echo == %s\nEXECUTE %s(%s);\n' "$_c" "$1" "$_c"
+        done <"$2"
+    } | psql -X -q -At -P null=NULL -v ON_ERROR_STOP=1 >"$3" 2>>"$T/psql.err"
+}
+
+# same DESCRIPTION STATEMENT REFERENCE CASES: identical answers, row for row.
+same() {
+    run "$2" "$4" "$T/got"
+    _rc1=$?
+    run "$3" "$4" "$T/want"
+    _rc2=$?
+    if [ "$_rc1" = 0 ] && [ "$_rc2" = 0 ] && cmp -s "$T/got" "$T/want"; then
+        pass "$1 ($(grep -vc '^== ' "$T/want") rows)"
+    else
+        fail "$1 (psql rc $_rc1 $_rc2)"
+        diff "$T/want" "$T/got" | head -n 20 | tr '\037' ',' | sed 's/^/# /'
+    fi
+}
+
+# differs DESCRIPTION STATEMENT REFERENCE CASES: a mutant is caught.
+differs() {
+    run "$2" "$4" "$T/got"
+    run "$3" "$4" "$T/want"
+    if [ -s "$T/want" ] && ! cmp -s "$T/got" "$T/want"; then
+        pass "$1"
+    else
+        fail "$1: the comparison did not see it"
+    fi
+}
+
+# mutant NAME NEWNAME SED: adds statement NAME with one change, as
+# NEWNAME, to the session's statements; the change must apply (else the
+# mutant would be the statement itself).
+mutant() {
+    stmt "$1" "$2" >"$T/m.sql"
+    sed "$3" "$T/m.sql" >"$T/m2.sql"
+    check "mutant $2 differs from $1" sh -c "! cmp -s '$T/m.sql' '$T/m2.sql'"
+    cat "$T/m2.sql" >>"$T/stmts.sql"
+}
+
+{
+    cat "$T/ref.sql"
+    stmt articles_feed
+} >"$T/stmts.sql"
+mutant articles_feed mut_ties 's/ORDER BY x.created_at DESC, x.id DESC/ORDER BY x.created_at DESC, x.id ASC/'
+mutant articles_feed mut_count 's/sum(fu.article_count)/count(*)/'
+mutant articles_feed mut_run 's/LIMIT $2::int8 + $3::int8) x/LIMIT $2::int8) x/'
+
+check "the data set has ties inside a page of the heaviest feed" \
+    [ "$(sql "SELECT count(*) FROM (SELECT created_at FROM articles GROUP BY 1 HAVING count(*) > 1) s")" -gt 100 ]
+is "and the followees of viewer 1 wrote thousands" \
+    "$(sql "SELECT count(*) > 2000 FROM articles WHERE author_id IN (SELECT followee_id FROM follows WHERE follower_id = 1)")" t
+sql "DELETE FROM users WHERE id = $GONE" >/dev/null
+
+same "feed: identical to the reference, freshly loaded (heap fetches)" articles_feed ref_feed "$T/feed.cases"
+
+# Deletes (the counters follow through the triggers), unfollows, then the
+# same cases before and after VACUUM.
+sql "DELETE FROM articles WHERE id % 11 = 0 OR slug LIKE 'burst1%'" >/dev/null
+sql "DELETE FROM follows WHERE (follower_id + followee_id) % 9 = 0" >/dev/null
+sql "DELETE FROM favorites WHERE article_id % 7 = 0" >/dev/null
+same "feed: identical after deletes and unfollows" articles_feed ref_feed "$T/feed.cases"
+sql "VACUUM ANALYZE" >/dev/null
+same "feed: identical after VACUUM (index-only scans)" articles_feed ref_feed "$T/feed.cases"
+
+differs "the comparison catches ties broken the other way" mut_ties ref_feed "$T/feed.cases"
+differs "the comparison catches a count that is not the count" mut_count ref_feed "$T/feed.cases"
+differs "the comparison catches a merge that drops rows past the first page" mut_run ref_feed "$T/feed.cases"
+
+if [ -s "$T/psql.err" ]; then
+    note "psql said:"
+    head -n 20 "$T/psql.err" | sed 's/^/# /'
+fi
+done_testing
