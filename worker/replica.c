@@ -118,7 +118,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
     if (!r->sampling) {
         r->sampling = 1;
         r->sampling_sent_ns = now;
-        db_query(r->primary, SQL_WAL_INSERT_LSN, NULL, on_sample, r);
+        db_query(r->primary, SQL_WAL_INSERT_LSN, NULL, on_sample, r, NULL);
     }
     r->lag_bytes = fence >= 0 && fence != INT64_MAX && r->latest.sent_ns
                        ? (r->latest.lsn > fence ? r->latest.lsn - fence : 0)
@@ -156,8 +156,8 @@ replica_new(struct event_base *base, const struct config *cfg, struct db_pool *p
     r->step_ns = r->max_lag_ns / (RING - 16);
     r->started_ns = lastwrite_now_ns();
     r->lag_bytes = -1;
-    r->read = db_read_pool_new(base, cfg->db_read, cfg->pool, cfg->pool_queue, REPLICA_SAMPLE_MS,
-                               primary);
+    r->read = db_read_pool_new(base, cfg->db_read, cfg->pool, cfg->pool_queue, cfg->queue_timeout,
+                               REPLICA_SAMPLE_MS, primary);
     r->tick = event_new(base, -1, EV_PERSIST, on_tick, r);
     if (!r->read || !r->tick || event_add(r->tick, &tv) < 0) {
         replica_free(r);
@@ -179,7 +179,7 @@ replica_free(struct replica *r)
 
 void
 replica_query(struct replica *r, int64_t user, enum sql_query_id q, const char *const *params,
-              db_cb cb, void *arg)
+              db_cb cb, void *arg, db_wanted wanted)
 {
     int64_t need = lag_need(r, lastwrite_now_ns());
 
@@ -200,11 +200,11 @@ replica_query(struct replica *r, int64_t user, enum sql_query_id q, const char *
                   sql_queries[q].name, (long long)user, (long long)need,
                   (long long)db_pool_fence(r->read));
         r->reads_primary++;
-        db_query(r->primary, q, params, cb, arg);
+        db_query(r->primary, q, params, cb, arg, wanted);
         return;
     }
     r->reads_standby++;
-    db_query_fenced(r->read, q, params, cb, arg, need);
+    db_query_fenced(r->read, q, params, cb, arg, wanted, need);
 }
 
 void
