@@ -69,7 +69,7 @@ writers() {
 # ------------------------------------------------------------ twice the capacity, then half
 writers base 22 20 5000 20
 BASE_PID=$LOAD_PID
-writers burst 70 10 5000 100
+writers burst 70 10 5000 300
 BURST_PID=$LOAD_PID
 writers leavers 10 10 200 10
 LEAVERS_PID=$LOAD_PID
@@ -81,9 +81,10 @@ load_wait base "$BASE_PID"
 base_s2xx=$L_s2xx base_s503=$L_s503
 
 # CSV: end ms, status (0 failed, -1 timed out), latency us, Retry-After.
-# The load fell when the burst's last request ended (its clients start
-# when a busy machine lets them, so not at a fixed time).
-t_fall=$(awk -F, '$1 > m { m = $1 } END { print m }' "$T/burst.csv" "$T/leavers.csv")
+# The load fell when the burst sent its last request (its clients start
+# when a busy machine lets them, so not at a fixed time): end - latency.
+t_fall=$(awk -F, '$1 - $3 / 1000 > m { m = int($1 - $3 / 1000) } END { printf "%.0f\n", m }' \
+    "$T/burst.csv" "$T/leavers.csv")
 # Errors of the base clients, per second from the fall (negative: before).
 note "base clients' errors by second from the fall of the load (second: errors/requests):"
 note "  $(awk -F, -v f="$t_fall" '{ s = int(($1 - f) / 1000) - ($1 < f); n[s]++; if ($2 != 200) e[s]++ }
