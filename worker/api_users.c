@@ -260,6 +260,14 @@ api_users_login(struct http_ctx *c)
         http_error(c, 401, "email or password is invalid");
         return;
     }
+    /*
+     * No room to check the password: refused before its query, which a
+     * storm of logins would otherwise take from every other request.
+     */
+    if (bcrypt_full(c->env->bcrypt)) {
+        http_unavailable(c, "server busy, try again shortly");
+        return;
+    }
     params[0] = u->email;
     api_query(c, SQL_USER_BY_EMAIL, params, on_login_row);
 }

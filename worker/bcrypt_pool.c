@@ -354,6 +354,19 @@ submit(struct bcrypt_pool *p, int verify, const char *password, const char *hash
         arm_expire(p, j->queued_ns + p->timeout_ns, j->queued_ns);
 }
 
+int
+bcrypt_full(struct bcrypt_pool *p)
+{
+    int full;
+
+    pthread_mutex_lock(&p->lock);
+    full = p->waiting - p->idle >= p->queue_max;
+    pthread_mutex_unlock(&p->lock);
+    if (full && p->slot)
+        scoreboard_add(&p->slot->c.shed[SB_QUEUE_BCRYPT][SB_SHED_FULL], 1);
+    return full;
+}
+
 void
 bcrypt_hash(struct bcrypt_pool *p, const char *password, bcrypt_cb cb, void *arg,
             bcrypt_wanted wanted)

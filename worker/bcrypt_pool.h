@@ -40,6 +40,13 @@ struct bcrypt_pool *bcrypt_pool_new(struct event_base *base, int threads, int co
                                     int queue_timeout_ms, struct worker_slot *slot);
 void bcrypt_pool_free(struct bcrypt_pool *p);
 
+/*
+ * Would a job be refused now (the queue is full)?  1 then, and it counts
+ * as a job shed: for a request that would do other work (a query) before
+ * its hash, so that a storm of logins is refused before it costs anything.
+ */
+int bcrypt_full(struct bcrypt_pool *p);
+
 void bcrypt_hash(struct bcrypt_pool *p, const char *password, bcrypt_cb cb, void *arg,
                  bcrypt_wanted wanted);
 void bcrypt_verify(struct bcrypt_pool *p, const char *password, const char *hash, bcrypt_cb cb,
