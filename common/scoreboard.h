@@ -59,6 +59,21 @@ enum scoreboard_read {
     SB_READS
 };
 
+/* Where a shed request was waiting (conduitd_shed_total's queue). */
+enum scoreboard_queue {
+    SB_QUEUE_DB,     /* for a database connection (pool_queue) */
+    SB_QUEUE_BCRYPT, /* for a hashing thread (bcrypt_queue) */
+    SB_QUEUES
+};
+
+/* Why it was answered 503 unserved, or dropped (conduitd_shed_total's reason). */
+enum scoreboard_shed {
+    SB_SHED_FULL,    /* the queue was full when it came */
+    SB_SHED_TIMEOUT, /* it waited queue_timeout */
+    SB_SHED_GONE,    /* its client hung up while it waited: dropped, nobody answered */
+    SB_SHEDS
+};
+
 /* Why a worker ended (conduitd_worker_exits_total's cause). */
 enum scoreboard_exit {
     SB_EXIT_RETIRED,   /* asked to stop (reload, recycling, fewer workers, shutdown) */
@@ -87,6 +102,8 @@ struct scoreboard_counters {
     _Atomic uint64_t bcrypt_jobs;     /* hashes and verifications handed to the threads */
     _Atomic uint64_t reads[SB_READS]; /* read-only statements, with db_read: where they ran */
     _Atomic uint64_t standby_skips;   /* times the worker began skipping the standbys */
+    _Atomic uint64_t shed[SB_QUEUES][SB_SHEDS];
+    _Atomic uint64_t db_orphaned; /* statements that had waited, whose client left as they ran */
 };
 
 enum slot_state { SLOT_FREE, SLOT_STARTING, SLOT_READY, SLOT_DRAINING };

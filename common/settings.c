@@ -76,6 +76,10 @@ const struct config_key config_keys[] = {
      "K"},
     {"pool_queue", CONFIG_INT, OFF(pool_queue), 0, 100000, "1024", 1, 0,
      "requests that may wait for a connection per worker (503 beyond)", NULL, 0, "N"},
+    {"queue_timeout", CONFIG_MS, OFF(queue_timeout), 1, 3600000, "1s", 1, 0,
+     "longest a request waits for a database connection or a hashing thread (503 beyond: its "
+     "client has given up by then)",
+     NULL, 0, "DURATION"},
     {"db_read", CONFIG_STRING, OFF(db_read), 0, 0, NULL, 1, 0,
      "standbys for the GET routes: a connection string (target_session_attrs=standby unless it "
      "says otherwise)",
@@ -98,6 +102,9 @@ const struct config_key config_keys[] = {
      NULL, 0, "N"},
     {"bcrypt_threads", CONFIG_INT, OFF(bcrypt_threads), 1, 64, "2", 1, 0,
      "password hashing threads per worker", NULL, 0, "N"},
+    {"bcrypt_queue", CONFIG_INT, OFF(bcrypt_queue), 0, 100000, "64", 1, 0,
+     "hashes (logins, registrations) that may wait for a thread per worker (503 beyond)", NULL, 0,
+     "N"},
     {"dev", CONFIG_BOOL, OFF(dev), 0, 0, "no", 1, 0, "development mode: a fixed, public JWT secret",
      NULL, 0, NULL},
     {"cors_origin", CONFIG_STRING, OFF(cors_origin), 0, 0, NULL, 1, 0,

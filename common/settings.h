@@ -49,6 +49,8 @@ struct config {
     char *db;
     int pool;
     int pool_queue;
+    int queue_timeout; /* milliseconds: a request waiting longer for a connection or a hash gets 503
+                        */
 
     char *db_read;       /* standbys for the GET routes (worker/replica.h); NULL: none */
     int db_read_max_lag; /* milliseconds */
@@ -61,6 +63,7 @@ struct config {
     int jwt_lifetime;
     int bcrypt_cost;
     int bcrypt_threads;
+    int bcrypt_queue;
     int dev;
 
     char *cors_origin; /* NULL: no CORS; "*" or origins (common/cors.h) */

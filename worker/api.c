@@ -17,6 +17,7 @@
 #include "worker/json_out.h"
 #include "common/log.h"
 #include "worker/auth.h"
+#include "worker/bcrypt_pool.h"
 #include "worker/cache.h"
 #include "worker/env.h"
 #include "worker/http.h"
@@ -29,6 +30,10 @@ api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res)
         return 0;
     if (st == DB_UNAVAILABLE) {
         http_unavailable(c, "database unavailable, try again shortly");
+        return 1;
+    }
+    if (st == DB_TIMED_OUT) {
+        http_unavailable(c, "server busy, try again shortly");
         return 1;
     }
     log_error("query failed: %s %s", db_sqlstate(res),
@@ -92,11 +97,34 @@ on_query_done(void *arg, enum db_status st, const PGresult *res)
     struct http_ctx *c = arg;
     db_cb cb = c->db_cb;
 
+    /* Never sent, so nothing ran; a 503 for a client gone would only be counted. */
+    if (st == DB_ABANDONED || (st == DB_TIMED_OUT && !http_client_waiting(c))) {
+        http_abandon(c);
+        return;
+    }
     c->db_us += http_now_us() - c->db_sent_us;
     c->db_cb = NULL;
     if (c->env->replica && !sql_queries[c->db_q].read_only)
         replica_wrote(c->env->replica, c->user_id);
     cb(c, st, res);
+}
+
+int
+api_still_wanted(void *arg)
+{
+    return http_client_waiting(arg);
+}
+
+int
+api_hash_shed(struct http_ctx *c, int ok)
+{
+    if (ok != BCRYPT_SHED)
+        return 0;
+    if (http_client_waiting(c))
+        http_unavailable(c, "server busy, try again shortly");
+    else
+        http_abandon(c);
+    return 1;
 }
 
 /*
@@ -112,9 +140,9 @@ api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db
     c->db_q = (int)q;
     c->db_sent_us = http_now_us();
     if (c->env->replica && sql_queries[q].read_only && !c->cache_fill)
-        replica_query(c->env->replica, c->user_id, q, params, on_query_done, c);
+        replica_query(c->env->replica, c->user_id, q, params, on_query_done, c, api_still_wanted);
     else
-        db_query(c->env->db, q, params, on_query_done, c);
+        db_query(c->env->db, q, params, on_query_done, c, api_still_wanted);
 }
 
 void

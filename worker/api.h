@@ -48,7 +48,8 @@ void api_tags_list(struct http_ctx *c);
 
 /*
  * For a callback: answers a failed query (st != DB_OK) and returns 1, or
- * returns 0 when st is DB_OK.  503 with Retry-After for DB_UNAVAILABLE;
+ * returns 0 when st is DB_OK.  503 with Retry-After for DB_UNAVAILABLE and
+ * DB_TIMED_OUT (a callback never sees DB_ABANDONED: api_query ends those);
  * otherwise a 500 with the SQLSTATE logged (callers that expect an error,
  * such as 23505, test for it before calling this).
  */
@@ -71,6 +72,19 @@ int api_caller_gone(struct http_ctx *c, const PGresult *res);
 
 /* The 401 for a valid token whose user row is gone. */
 void api_no_caller(struct http_ctx *c);
+
+/*
+ * The wanted function (db.h, bcrypt_pool.h) of a request's queries and
+ * hashes, arg its ctx: is its client still waiting?
+ */
+int api_still_wanted(void *arg);
+
+/*
+ * For a hash's callback: a hash that was not run (BCRYPT_SHED: the server
+ * is overloaded) is answered 503 with Retry-After, or not at all to a
+ * client gone, and 1 returned; else 0.
+ */
+int api_hash_shed(struct http_ctx *c, int ok);
 
 /* Sends the query with the ctx as the callback argument. */
 void api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb);

@@ -158,6 +158,8 @@ on_register_hashed(void *arg, int ok, const char *hash)
     struct user_req *u = c->state;
     const char *params[3];
 
+    if (api_hash_shed(c, ok))
+        return;
     if (!ok) {
         http_error(c, 500, "cannot hash the password");
         return;
@@ -186,7 +188,7 @@ api_users_register(struct http_ctx *c)
         reqbody_string(c, o, "email", need, &u->email, NULL) < 0 ||
         reqbody_string(c, o, "password", need, &u->password, NULL) < 0 || check_lengths(c, u) < 0)
         return;
-    bcrypt_hash(c->env->bcrypt, u->password, on_register_hashed, c);
+    bcrypt_hash(c->env->bcrypt, u->password, on_register_hashed, c, api_still_wanted);
 }
 
 /* ---------------------------------------------------------------- login */
@@ -198,6 +200,8 @@ on_login_checked(void *arg, int ok, const char *hash)
     struct user_req *u = c->state;
 
     (void)hash;
+    if (api_hash_shed(c, ok))
+        return;
     if (!ok || !u->found) {
         http_error(c, 401, "email or password is invalid");
         return;
@@ -221,7 +225,8 @@ on_login_row(void *arg, enum db_status st, const PGresult *res)
     if (api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
-        bcrypt_verify(c->env->bcrypt, u->password, no_user_hash, on_login_checked, c);
+        bcrypt_verify(c->env->bcrypt, u->password, no_user_hash, on_login_checked, c,
+                      api_still_wanted);
         return;
     }
     /* Keep the row: the PGresult is cleared when this returns. */
@@ -234,7 +239,8 @@ on_login_row(void *arg, enum db_status st, const PGresult *res)
             return;
         }
     }
-    bcrypt_verify(c->env->bcrypt, u->password, db_text(res, 0, 5, NULL), on_login_checked, c);
+    bcrypt_verify(c->env->bcrypt, u->password, db_text(res, 0, 5, NULL), on_login_checked, c,
+                  api_still_wanted);
 }
 
 void
@@ -252,6 +258,14 @@ api_users_login(struct http_ctx *c)
         return;
     if (strlen(u->password) > PASSWORD_MAX) {
         http_error(c, 401, "email or password is invalid");
+        return;
+    }
+    /*
+     * No room to check the password: refused before its query, which a
+     * storm of logins would otherwise take from every other request.
+     */
+    if (bcrypt_full(c->env->bcrypt)) {
+        http_unavailable(c, "server busy, try again shortly");
         return;
     }
     params[0] = u->email;
@@ -395,6 +409,8 @@ on_update_hashed(void *arg, int ok, const char *hash)
     struct http_ctx *c = arg;
     struct user_req *u = c->state;
 
+    if (api_hash_shed(c, ok))
+        return;
     if (!ok) {
         http_error(c, 500, "cannot hash the password");
         return;
@@ -430,7 +446,7 @@ api_user_update(struct http_ctx *c)
         return;
     }
     if (u->password)
-        bcrypt_hash(c->env->bcrypt, u->password, on_update_hashed, c);
+        bcrypt_hash(c->env->bcrypt, u->password, on_update_hashed, c, api_still_wanted);
     else
         send_update(c);
 }

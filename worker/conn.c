@@ -652,6 +652,29 @@ conn_header_too_large(struct evhttp_connection *evcon)
 }
 
 int
+conn_peer_closed(struct evhttp_connection *evcon)
+{
+    struct conn *c = conn_of(evcon);
+    char b;
+    ssize_t n;
+
+    if (!c || c->fd < 0)
+        return 0;
+    n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+void
+conn_abort(struct evhttp_connection *evcon)
+{
+    struct conn *c = conn_of(evcon);
+
+    if (c)
+        c->was_cut = 1;            /* the client is gone: nothing to linger for */
+    evhttp_connection_free(evcon); /* on_closed runs */
+}
+
+int
 conn_is_cut(struct evhttp_connection *evcon)
 {
     struct conn *c = conn_of(evcon);

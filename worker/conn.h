@@ -103,6 +103,21 @@ int conn_active(void);
 int conn_lingering(void);
 
 /*
+ * Has the client of a request under way closed its side (or reset)?
+ * evhttp 2.1 reads nothing more once a request is complete, so it learns
+ * only when the reply fails; this peeks at the socket (one recv).  Bytes
+ * waiting there (a pipelined request) mean the client is still there.
+ */
+int conn_peer_closed(struct evhttp_connection *evcon);
+
+/*
+ * Closes the connection of a request whose client has gone, without a
+ * reply: the hang-up callback runs, evhttp frees the request.  Never from
+ * inside one of evhttp's callbacks.
+ */
+void conn_abort(struct evhttp_connection *evcon);
+
+/*
  * Was the connection shut down here (its request not complete by the
  * header deadline)?  A request evhttp still reads from it afterwards
  * cannot be answered, so it must not be run.

@@ -46,6 +46,9 @@ struct job {
     void *arg;
     int64_t need;             /* a read pool: the fence its connection must have */
     struct db_pool *fallback; /* where it goes if the read pool cannot answer it */
+    db_wanted wanted;         /* a client's query: NULL for the pool's own */
+    int64_t queued_ns;        /* when it joined the queue (CLOCK_MONOTONIC) */
+    enum db_status fail_st;   /* what the failed list tells its callback */
     const char *values[8];
     char *strings; /* every parameter, NUL-separated; values[] point in here */
 };
@@ -76,9 +79,12 @@ struct db_pool {
     char appname[32];
     struct worker_slot *slot;      /* the primary's pool: its figures for /metrics */
     struct worker_slot *read_slot; /* a read pool: its connections, reads answered and passed on */
+    struct scoreboard_counters *counters; /* shedding, for /metrics; NULL for none */
     int size;
     int ready;
     int queue_max;
+    int64_t timeout_ns;   /* queue_timeout: a client's query waits no longer */
+    struct event *expire; /* fires when the oldest client's query times out */
     int queued;
     int busy, idle;          /* connections in CONN_BUSY, CONN_IDLE */
     struct job *head, *tail; /* waiting for a connection */
@@ -151,7 +157,7 @@ deliver_failures(evutil_socket_t fd, short what, void *arg)
             submit(f, j);
             continue;
         }
-        j->cb(j->arg, DB_UNAVAILABLE, NULL);
+        j->cb(j->arg, j->fail_st, NULL);
         job_free(j);
     }
 }
@@ -206,6 +212,35 @@ error_kind(const char *sqlstate)
     return SB_DB_QUERY;
 }
 
+/* One more query shed (or orphaned), for conduitd_shed_total. */
+static void
+count_shed(struct db_pool *p, enum scoreboard_shed why)
+{
+    if (p->counters)
+        scoreboard_add(&p->counters->shed[SB_QUEUE_DB][why], 1);
+}
+
+/*
+ * A client's query taken out of the queue unsent: its callback gets st from
+ * the loop, and a read pool's does not go to the primary (it has waited
+ * its time, or nobody wants it).
+ */
+static void
+shed(struct db_pool *p, struct job *j, enum db_status st)
+{
+    count_shed(p, st == DB_TIMED_OUT ? SB_SHED_TIMEOUT : SB_SHED_GONE);
+    j->fallback = NULL;
+    j->fail_st = st;
+    fail_later(p, j);
+}
+
+/* Has this client's query waited its queue_timeout? */
+static int
+expired(const struct db_pool *p, const struct job *j, int64_t now)
+{
+    return j->wanted && now - j->queued_ns >= p->timeout_ns;
+}
+
 static void
 set_queued(struct db_pool *p, int delta)
 {
@@ -232,6 +267,69 @@ db_pool_fence(const struct db_pool *p)
     return best;
 }
 
+/* Unlinks j, which follows prev (NULL: j is the head), from the queue. */
+static void
+take(struct db_pool *p, struct job *prev, struct job *j)
+{
+    if (prev)
+        prev->next = j->next;
+    else
+        p->head = j->next;
+    if (p->tail == j)
+        p->tail = prev;
+    j->next = NULL;
+    set_queued(p, -1);
+}
+
+/*
+ * The queue is in arrival order, so the first client's query in it is the
+ * next to time out: the timer is set for it.  (Taking the head from the
+ * queue leaves the timer early; it then only sets itself again.)
+ */
+static void
+arm_expire(struct db_pool *p, int64_t now)
+{
+    for (struct job *j = p->head; j; j = j->next) {
+        int64_t left = j->queued_ns + p->timeout_ns - now;
+        struct timeval tv;
+        if (!j->wanted)
+            continue;
+        if (left < 0)
+            left = 0;
+        tv.tv_sec = (time_t)(left / 1000000000);
+        tv.tv_usec = (suseconds_t)((left % 1000000000 + 999) / 1000);
+        evtimer_add(p->expire, &tv);
+        return;
+    }
+}
+
+/*
+ * queue_timeout: the clients' queries that have waited it fail now, so
+ * their clients hear 503 at once instead of having them run late, for no
+ * one.  The pool's own queries wait on.
+ */
+static void
+on_expire(evutil_socket_t fd, short what, void *arg)
+{
+    struct db_pool *p = arg;
+    int64_t now = now_ns();
+    struct job *prev = NULL, *j = p->head;
+
+    (void)fd;
+    (void)what;
+    while (j && now - j->queued_ns >= p->timeout_ns) {
+        struct job *next = j->next;
+        if (j->wanted) {
+            take(p, prev, j);
+            shed(p, j, DB_TIMED_OUT);
+        } else {
+            prev = j;
+        }
+        j = next;
+    }
+    arm_expire(p, now);
+}
+
 /*
  * The waiting queries no connection up can serve any more fail (a read
  * pool's go to its fallback): all of them when no connection is up.
@@ -245,13 +343,7 @@ fail_unservable(struct db_pool *p)
     while (j) {
         struct job *next = j->next;
         if (j->need > best) {
-            if (prev)
-                prev->next = next;
-            else
-                p->head = next;
-            if (p->tail == j)
-                p->tail = prev;
-            set_queued(p, -1);
+            take(p, prev, j);
             fail_later(p, j);
         } else {
             prev = j;
@@ -451,6 +543,7 @@ send_probe(struct pool_conn *c, int64_t now)
     if (!j)
         fatal("out of memory");
     j->q = SQL_REPLAY_LSN;
+    j->fail_st = DB_UNAVAILABLE;
     j->cb = on_probe;
     j->arg = c;
     c->probed_ns = now;
@@ -459,31 +552,39 @@ send_probe(struct pool_conn *c, int64_t now)
 
 /*
  * The connection is free: probe it when that is due, else give it the
- * oldest waiting query it can serve (any, but in a read pool).
+ * oldest waiting query it can serve (any, but in a read pool).  A client's
+ * query that has waited its time, or whose client has gone, is dropped on
+ * the way: PostgreSQL's time goes to clients still waiting for an answer.
  */
 static void
 pool_conn_idle(struct pool_conn *c)
 {
     struct db_pool *p = c->pool;
-    struct job *prev = NULL;
+    struct job *prev = NULL, *j = p->head;
+    int64_t now = now_ns();
 
     set_state(c, CONN_IDLE);
-    if (probe_due(c, now_ns())) {
-        send_probe(c, now_ns());
+    if (probe_due(c, now)) {
+        send_probe(c, now);
         return;
     }
-    for (struct job *j = p->head; j; prev = j, j = j->next) {
-        if (j->need > c->fence)
+    while (j) {
+        struct job *next = j->next;
+        if (j->need > c->fence) {
+            prev = j;
+            j = next;
             continue;
-        if (prev)
-            prev->next = j->next;
-        else
-            p->head = j->next;
-        if (p->tail == j)
-            p->tail = prev;
-        set_queued(p, -1);
-        send_job(c, j);
-        return;
+        }
+        take(p, prev, j);
+        if (expired(p, j, now)) {
+            shed(p, j, DB_TIMED_OUT);
+        } else if (j->wanted && !j->wanted(j->arg)) {
+            shed(p, j, DB_ABANDONED);
+        } else {
+            send_job(c, j);
+            return;
+        }
+        j = next;
     }
 }
 
@@ -603,6 +704,13 @@ command_done(struct pool_conn *c)
         log_debug("query %s: %s", sql_queries[j->q].name, db_sqlstate(res));
         count_error(c->pool, error_kind(db_sqlstate(res)));
     }
+    /*
+     * A query that waited, whose client left while it ran: PostgreSQL's
+     * work for nobody, which the queue could not save (one that never
+     * waited is not asked: a peek at the socket per statement is not free).
+     */
+    if (j->queued_ns && j->wanted && c->pool->counters && !j->wanted(j->arg))
+        scoreboard_add(&c->pool->counters->db_orphaned, 1);
     if (!ok && j->fallback) {
         /* A read a standby refused (a recovery conflict, say): the primary answers it. */
         struct db_pool *f = j->fallback;
@@ -689,8 +797,8 @@ pool_conn_event(evutil_socket_t fd, short what, void *arg)
 
 static struct db_pool *
 pool_new(struct event_base *base, const char *conninfo, const char *options, int size,
-         int queue_max, struct worker_slot *slot, struct db_pool *fallback, int probe_ms,
-         struct worker_slot *read_slot)
+         int queue_max, int queue_timeout_ms, struct worker_slot *slot, struct db_pool *fallback,
+         int probe_ms, struct worker_slot *read_slot)
 {
     struct db_pool *p = calloc(1, sizeof(*p) + (size_t)size * sizeof(struct pool_conn));
 
@@ -699,8 +807,10 @@ pool_new(struct event_base *base, const char *conninfo, const char *options, int
     p->base = base;
     p->size = size;
     p->queue_max = queue_max;
+    p->timeout_ns = (int64_t)queue_timeout_ms * 1000000;
     p->slot = slot;
     p->read_slot = read_slot;
+    p->counters = slot ? &slot->c : fallback ? fallback->counters : NULL;
     p->fallback = fallback;
     p->probe_ns = (int64_t)probe_ms * 1000000;
     p->what = fallback ? "standby" : "database";
@@ -709,7 +819,8 @@ pool_new(struct event_base *base, const char *conninfo, const char *options, int
     p->options = options ? strdup(options) : NULL;
     snprintf(p->appname, sizeof(p->appname), fallback ? "conduitd read" : "conduitd");
     p->deliver = event_new(base, -1, 0, deliver_failures, p);
-    if (!p->conninfo || (options && !p->options) || !p->deliver) {
+    p->expire = evtimer_new(base, on_expire, p);
+    if (!p->conninfo || (options && !p->options) || !p->deliver || !p->expire) {
         db_pool_free(p);
         return NULL;
     }
@@ -740,16 +851,19 @@ pool_new(struct event_base *base, const char *conninfo, const char *options, int
 
 struct db_pool *
 db_pool_new(struct event_base *base, const char *conninfo, const char *options, int size,
-            int queue_max, struct worker_slot *slot)
+            int queue_max, int queue_timeout_ms, struct worker_slot *slot)
 {
-    return pool_new(base, conninfo, options, size, queue_max, slot, NULL, 0, NULL);
+    return pool_new(base, conninfo, options, size, queue_max, queue_timeout_ms, slot, NULL, 0,
+                    NULL);
 }
 
 struct db_pool *
 db_read_pool_new(struct event_base *base, const char *conninfo, int size, int queue_max,
-                 int probe_ms, struct db_pool *fallback, struct worker_slot *slot)
+                 int queue_timeout_ms, int probe_ms, struct db_pool *fallback,
+                 struct worker_slot *slot)
 {
-    return pool_new(base, conninfo, NULL, size, queue_max, NULL, fallback, probe_ms, slot);
+    return pool_new(base, conninfo, NULL, size, queue_max, queue_timeout_ms, NULL, fallback,
+                    probe_ms, slot);
 }
 
 void
@@ -781,6 +895,8 @@ db_pool_free(struct db_pool *p)
     }
     if (p->deliver)
         event_free(p->deliver);
+    if (p->expire)
+        event_free(p->expire);
     if (p->probe_tick)
         event_free(p->probe_tick);
     free(p->conninfo);
@@ -817,19 +933,24 @@ submit(struct db_pool *p, struct job *j)
     if (p->queued >= p->queue_max) {
         if (p->slot)
             scoreboard_add(&p->slot->c.db_queue_full, 1);
+        if (j->wanted && !j->fallback)
+            count_shed(p, SB_SHED_FULL);
         fail_later(p, j);
         return;
     }
+    j->queued_ns = now_ns();
     if (p->tail)
         p->tail->next = j;
     else
         p->head = j;
     p->tail = j;
     set_queued(p, 1);
+    if (j->wanted && !evtimer_pending(p->expire, NULL))
+        arm_expire(p, j->queued_ns);
 }
 
 static struct job *
-job_new(enum sql_query_id q, const char *const *params, db_cb cb, void *arg)
+job_new(enum sql_query_id q, const char *const *params, db_cb cb, void *arg, db_wanted wanted)
 {
     int n = sql_queries[q].nparams;
     size_t total = 0, off = 0;
@@ -840,6 +961,8 @@ job_new(enum sql_query_id q, const char *const *params, db_cb cb, void *arg)
     j->q = q;
     j->cb = cb;
     j->arg = arg;
+    j->wanted = wanted;
+    j->fail_st = DB_UNAVAILABLE;
     for (int i = 0; i < n; i++)
         if (params[i])
             total += strlen(params[i]) + 1;
@@ -860,16 +983,17 @@ job_new(enum sql_query_id q, const char *const *params, db_cb cb, void *arg)
 }
 
 void
-db_query(struct db_pool *p, enum sql_query_id q, const char *const *params, db_cb cb, void *arg)
+db_query(struct db_pool *p, enum sql_query_id q, const char *const *params, db_cb cb, void *arg,
+         db_wanted wanted)
 {
-    submit(p, job_new(q, params, cb, arg));
+    submit(p, job_new(q, params, cb, arg, wanted));
 }
 
 void
 db_query_fenced(struct db_pool *p, enum sql_query_id q, const char *const *params, db_cb cb,
-                void *arg, int64_t need)
+                void *arg, db_wanted wanted, int64_t need)
 {
-    struct job *j = job_new(q, params, cb, arg);
+    struct job *j = job_new(q, params, cb, arg, wanted);
 
     j->need = need;
     j->fallback = p->fallback;

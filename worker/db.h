@@ -10,6 +10,14 @@
  * A broken connection is re-opened with a doubling backoff; the worker
  * never exits for it.  No blocking libpq call runs here.
  *
+ * Overload: a query asked on behalf of a client (given a wanted function)
+ * waits in the queue at most queue_timeout; then it fails at once with
+ * DB_TIMED_OUT, never sent.  Before one is taken from the queue, wanted()
+ * says whether its client is still there; if not it fails with
+ * DB_ABANDONED, never sent.  A statement already running is not cancelled
+ * (docs/design.md, "Overload": PQcancel blocks and can hit the next
+ * statement); one whose client left while it waited is counted.
+ *
  * Ownership: db_query() copies the parameters.  The callback runs exactly
  * once per db_query(), always later from the loop (never inside
  * db_query()), and the PGresult it gets belongs to the pool: it is cleared
@@ -30,12 +38,22 @@ struct worker_slot;
 struct db_pool;
 
 enum db_status {
-    DB_OK,         /* the query ran; res holds its rows */
-    DB_SQL_ERROR,  /* PostgreSQL refused the query; res holds the error */
-    DB_UNAVAILABLE /* no connection, or the wait queue is full: try later */
+    DB_OK,          /* the query ran; res holds its rows */
+    DB_SQL_ERROR,   /* PostgreSQL refused the query; res holds the error */
+    DB_UNAVAILABLE, /* no connection, or the wait queue is full: try later */
+    DB_TIMED_OUT,   /* waited queue_timeout for a connection: not sent (try later) */
+    DB_ABANDONED    /* wanted() said no while it waited: not sent, nobody to answer */
 };
 
 typedef void (*db_cb)(void *arg, enum db_status st, const PGresult *res);
+
+/*
+ * Is the query still wanted?  Asked, with the callback's arg, of a query
+ * taken from the queue, never of one sent at once: a client that hung up
+ * makes it 0.  Only queries given one can get DB_TIMED_OUT or
+ * DB_ABANDONED; the pool's own (probes, samples) never do.
+ */
+typedef int (*db_wanted)(void *arg);
 
 /*
  * options, when not NULL, is libpq's "options" for every connection
@@ -43,7 +61,8 @@ typedef void (*db_cb)(void *arg, enum db_status st, const PGresult *res);
  * PGOPTIONS and any options in conninfo, so the caller merges those in.
  */
 struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, const char *options,
-                            int size, int queue_max, struct worker_slot *slot);
+                            int size, int queue_max, int queue_timeout_ms,
+                            struct worker_slot *slot);
 void db_pool_free(struct db_pool *p);
 
 /*
@@ -51,13 +70,15 @@ void db_pool_free(struct db_pool *p);
  * = standby unless conninfo names another), each probed with the
  * replay_lsn statement on connecting and then every probe_ms while idle.
  * Its queries are sent with db_query_fenced(); whatever it cannot answer
- * goes to fallback (the primary's pool), which must outlive it.  Its
- * connections and the reads it answered or passed on are counted in slot
- * (the standby figures of /metrics; NULL: none).
+ * goes to fallback (the primary's pool), which must outlive it, except a
+ * query that timed out or was abandoned in its queue.  Its shedding counts
+ * into fallback's scoreboard slot; its connections and the reads it
+ * answered or passed on are counted in slot (the standby figures of
+ * /metrics; NULL: none).
  */
 struct db_pool *db_read_pool_new(struct event_base *base, const char *conninfo, int size,
-                                 int queue_max, int probe_ms, struct db_pool *fallback,
-                                 struct worker_slot *slot);
+                                 int queue_max, int queue_timeout_ms, int probe_ms,
+                                 struct db_pool *fallback, struct worker_slot *slot);
 
 /*
  * A read-only statement on a read pool: run on a connection whose server
@@ -67,17 +88,18 @@ struct db_pool *db_read_pool_new(struct event_base *base, const char *conninfo, 
  * once, as with db_query().
  */
 void db_query_fenced(struct db_pool *p, enum sql_query_id q, const char *const *params, db_cb cb,
-                     void *arg, int64_t need);
+                     void *arg, db_wanted wanted, int64_t need);
 
 /* The highest fence among the connections up (INT64_MAX: a primary); -1 when none is up. */
 int64_t db_pool_fence(const struct db_pool *p);
 
 /*
  * Runs statement q with nparams text parameters (NULL is SQL NULL).
- * Results come back in binary.
+ * Results come back in binary.  wanted is NULL for the pool's own queries,
+ * which wait as long as it takes.
  */
 void db_query(struct db_pool *p, enum sql_query_id q, const char *const *params, db_cb cb,
-              void *arg);
+              void *arg, db_wanted wanted);
 
 /* The SQLSTATE of an error result ("23505"), or "" when there is none. */
 const char *db_sqlstate(const PGresult *res);

@@ -332,6 +332,24 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
     ctx_free(c);
 }
 
+int
+http_client_waiting(struct http_ctx *c)
+{
+    return c->req && !conn_peer_closed(c->conn);
+}
+
+void
+http_abandon(struct http_ctx *c)
+{
+    if (c->req) {
+        struct evhttp_connection *conn = c->conn;
+        c->req = NULL;
+        c->conn = NULL;
+        conn_abort(conn); /* its hang-up callback finds c->req NULL already */
+    }
+    ctx_free(c);
+}
+
 /* The error envelope, {"errors":{"body":[msg]}}, appended to b. */
 static void
 error_body(struct evbuffer *b, const char *msg)

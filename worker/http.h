@@ -90,6 +90,20 @@ void http_dispatch(struct evhttp_request *req, void *arg);
 /* Sends status with body (moved out of it; may be NULL) as JSON; frees c. */
 void http_reply(struct http_ctx *c, int status, struct evbuffer *body);
 
+/*
+ * Is the client still waiting for this answer?  0 once it has hung up,
+ * noticed by evhttp or by a peek at its socket (conn_peer_closed): for a
+ * request that waited in a queue, before work is spent on it.
+ */
+int http_client_waiting(struct http_ctx *c);
+
+/*
+ * The client has gone: its connection is closed without an answer (none
+ * is counted), and c is freed.  Not from inside evhttp's own callbacks
+ * (a handler's first call): from a query's or a hash's callback.
+ */
+void http_abandon(struct http_ctx *c);
+
 /* Sends {"errors":{"body":[msg]}}; frees c.  msg is plain text, escaped here. */
 void http_error(struct http_ctx *c, int status, const char *msg);
 

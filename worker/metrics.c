@@ -30,6 +30,11 @@ static const char *const db_error_kind[SB_DB_ERRORS] = {[SB_DB_CONSTRAINT] = "co
                                                         [SB_DB_CONNECTION] = "connection",
                                                         [SB_DB_UNAVAILABLE] = "unavailable"};
 
+static const char *const shed_queue[SB_QUEUES] = {
+    [SB_QUEUE_DB] = "db", [SB_QUEUE_BCRYPT] = "bcrypt"};
+static const char *const shed_reason[SB_SHEDS] = {
+    [SB_SHED_FULL] = "full", [SB_SHED_TIMEOUT] = "timeout", [SB_SHED_GONE] = "gone"};
+
 int
 metrics_init(void)
 {
@@ -269,6 +274,26 @@ write_standbys(struct evbuffer *b, const struct scoreboard_counters *t, const st
           (double)l->lag_bytes, l->lag_bytes >= 0);
 }
 
+/* What overload cost: requests shed unserved, and statements run for nobody. */
+static void
+write_shed(struct evbuffer *b, const struct scoreboard_counters *t)
+{
+    header(b, "conduitd_shed_total", "counter",
+           "Requests not served for overload, by the queue they waited in (db: for a database "
+           "connection, bcrypt: for a hashing thread) and why: full (the queue was full: 503), "
+           "timeout (waited queue_timeout: 503), gone (the client hung up while it waited: "
+           "dropped unsent, no answer).");
+    for (int q = 0; q < SB_QUEUES; q++)
+        for (int r = 0; r < SB_SHEDS; r++)
+            evbuffer_add_printf(b, "conduitd_shed_total{queue=\"%s\",reason=\"%s\"} %llu\n",
+                                shed_queue[q], shed_reason[r],
+                                (unsigned long long)get(&t->shed[q][r]));
+    one(b, "conduitd_db_orphaned_total", "counter",
+        "Statements that had waited for a connection and whose client hung up while they ran "
+        "(they are not cancelled: their answer goes nowhere).",
+        (long long)get(&t->db_orphaned));
+}
+
 static void
 write_workers(struct evbuffer *b, const struct scoreboard *sb, const struct live *l)
 {
@@ -328,6 +353,7 @@ metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb)
         (long long)get(&t.bcrypt_jobs));
     one(b, "conduitd_bcrypt_jobs_queued", "gauge",
         "Hashing jobs handed over and not yet done, in every worker.", l.bcrypt_queued);
+    write_shed(b, &t);
     write_workers(b, sb, &l);
 }
 

@@ -155,7 +155,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
     if (!r->sampling) {
         r->sampling = 1;
         r->sampling_sent_ns = now;
-        db_query(r->primary, SQL_WAL_INSERT_LSN, NULL, on_sample, r);
+        db_query(r->primary, SQL_WAL_INSERT_LSN, NULL, on_sample, r, NULL);
     }
     if (usable && r->state != STANDBYS_USED) {
         if (r->state == STANDBYS_SKIPPED)
@@ -191,8 +191,8 @@ replica_new(struct event_base *base, const struct config *cfg, struct db_pool *p
     r->max_lag_ns = (int64_t)cfg->db_read_max_lag * 1000000;
     r->step_ns = r->max_lag_ns / (RING - 16);
     r->started_ns = lastwrite_now_ns();
-    r->read = db_read_pool_new(base, cfg->db_read, cfg->pool, cfg->pool_queue, REPLICA_SAMPLE_MS,
-                               primary, slot);
+    r->read = db_read_pool_new(base, cfg->db_read, cfg->pool, cfg->pool_queue, cfg->queue_timeout,
+                               REPLICA_SAMPLE_MS, primary, slot);
     r->tick = event_new(base, -1, EV_PERSIST, on_tick, r);
     if (!r->read || !r->tick || event_add(r->tick, &tv) < 0) {
         replica_free(r);
@@ -214,7 +214,7 @@ replica_free(struct replica *r)
 
 void
 replica_query(struct replica *r, int64_t user, enum sql_query_id q, const char *const *params,
-              db_cb cb, void *arg)
+              db_cb cb, void *arg, db_wanted wanted)
 {
     int64_t need = lag_need(r, lastwrite_now_ns()), mine = need;
     int64_t fence = db_pool_fence(r->read);
@@ -242,11 +242,11 @@ replica_query(struct replica *r, int64_t user, enum sql_query_id q, const char *
         log_debug("read %s of user %lld: primary (needs %llX, standbys at %llX)",
                   sql_queries[q].name, (long long)user, (long long)mine, (long long)fence);
         scoreboard_add(&r->slot->c.reads[why], 1);
-        db_query(r->primary, q, params, cb, arg);
+        db_query(r->primary, q, params, cb, arg, wanted);
         return;
     }
     /* Counted by the read pool: answered there, or passed on to the primary. */
-    db_query_fenced(r->read, q, params, cb, arg, mine);
+    db_query_fenced(r->read, q, params, cb, arg, wanted, mine);
 }
 
 void

@@ -47,10 +47,12 @@ struct replica *replica_new(struct event_base *base, const struct config *cfg,
                             struct worker_slot *slot);
 void replica_free(struct replica *r);
 
-/* A read-only statement for user (0: anonymous): on a standby that has what it needs, else the
- * primary. */
+/*
+ * A read-only statement for user (0: anonymous): on a standby that has
+ * what it needs, else the primary.  wanted as for db_query().
+ */
 void replica_query(struct replica *r, int64_t user, enum sql_query_id q, const char *const *params,
-                   db_cb cb, void *arg);
+                   db_cb cb, void *arg, db_wanted wanted);
 
 /* A write by user (> 0) was answered by the primary (call before its answer goes out). */
 void replica_wrote(struct replica *r, int64_t user);

@@ -577,9 +577,11 @@ setup_services(struct worker *w, struct lastwrite *writes)
         return -1;
     }
     PQconninfoFree(opts);
-    w->env.db = db_pool_new(w->env.base, conninfo, options, c->pool, c->pool_queue, w->env.slot);
+    w->env.db = db_pool_new(w->env.base, conninfo, options, c->pool, c->pool_queue,
+                            c->queue_timeout, w->env.slot);
     free(options);
-    w->env.bcrypt = bcrypt_pool_new(w->env.base, c->bcrypt_threads, c->bcrypt_cost, w->env.slot);
+    w->env.bcrypt = bcrypt_pool_new(w->env.base, c->bcrypt_threads, c->bcrypt_cost, c->bcrypt_queue,
+                                    c->queue_timeout, w->env.slot);
     if (!w->env.db || !w->env.bcrypt) {
         log_error("cannot create the database pool or the hashing threads");
         return -1;

@@ -88,10 +88,12 @@ START_TEST(test_defaults)
     ck_assert_ptr_null(cfg.db);
     ck_assert_int_eq(cfg.pool, 4);
     ck_assert_int_eq(cfg.pool_queue, 1024);
+    ck_assert_int_eq(cfg.queue_timeout, 1000);
     ck_assert_ptr_null(cfg.jwt_secret);
     ck_assert_int_eq(cfg.jwt_lifetime, 2592000);
     ck_assert_int_eq(cfg.bcrypt_cost, 10);
     ck_assert_int_eq(cfg.bcrypt_threads, 2);
+    ck_assert_int_eq(cfg.bcrypt_queue, 64);
     ck_assert_int_eq(cfg.dev, 0);
 }
 END_TEST

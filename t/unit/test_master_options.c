@@ -176,9 +176,11 @@ START_TEST(test_setting_flags)
         {"--db", "dbname=x", "db", "dbname=x"},
         {"--pool", "2", "pool", "2"},
         {"--pool-queue", "9", "pool_queue", "9"},
+        {"--queue-timeout", "250ms", "queue_timeout", "250ms"},
         {"--jwt-lifetime", "3600", "jwt_lifetime", "3600"},
         {"--bcrypt-cost", "12", "bcrypt_cost", "12"},
         {"--bcrypt-threads", "3", "bcrypt_threads", "3"},
+        {"--bcrypt-queue", "0", "bcrypt_queue", "0"},
         {"--dev", NULL, "dev", "yes"},
     };
 
