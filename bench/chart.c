@@ -26,7 +26,16 @@ chart_run(const char *gp, const char *data, char *err, size_t errlen)
         return -1;
     }
     if ((pid = fork()) == 0) {
-        execl(gnuplot, "gnuplot", gp, (char *)NULL);
+        char folder[4096];
+        const char *slash = strrchr(gp, '/');
+
+        /* In the script's folder: its files may be named relative to it. */
+        if (slash) {
+            snprintf(folder, sizeof(folder), "%.*s", (int)(slash - gp), gp);
+            if (chdir(folder) < 0)
+                _exit(126);
+        }
+        execl(gnuplot, "gnuplot", slash ? slash + 1 : gp, (char *)NULL);
         _exit(127);
     }
     if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {

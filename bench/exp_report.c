@@ -74,10 +74,13 @@ capacity_table(FILE *f, const struct exp_row *rows, int n)
 {
     char a[32], b[32];
 
-    fprintf(f, "## Capacity\n\n"
-               "| configuration | cores | instances x workers | cache | generator | users passed "
-               "| users per core | req/s | p50 | p95 | p99 | errors | PostgreSQL connections |\n"
-               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    fprintf(f,
+            "## Capacity\n\n"
+            "| configuration | cores | instances x workers | cache | generator | users passed "
+            "| users per core | req/s | p50 | p95 | p99 | errors | PostgreSQL connections | search "
+            "ended |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+            "|\n");
     for (int i = 0; i < n; i++) {
         const struct exp_row *r = &rows[i];
 
@@ -85,16 +88,19 @@ capacity_table(FILE *f, const struct exp_row *rows, int n)
                 r->m.workers, r->m.spec, r->m.cache ? "on" : "off",
                 r->gen_own_cores ? "own" : "shared");
         if (!r->users) {
-            fprintf(f, "%s | | | | | | | |\n", r->ran ? "none" : "did not start");
+            fprintf(f, "%s | | | | | | | | %s |\n", r->ran ? "none" : "did not start",
+                    r->stopped ? r->stopped : "");
             continue;
         }
-        fprintf(f, "%s | %s | %.0f | %.1f ms | %.1f ms | %.1f ms | %.2f %% | %d |\n",
+        fprintf(f, "%s | %s | %.0f | %.1f ms | %.1f ms | %.1f ms | %.2f %% | %d | %s |\n",
                 thousands(r->users, a, sizeof(a)),
                 thousands((double)r->users / r->m.cores, b, sizeof(b)), r->rps, r->p50_ms,
-                r->p95_ms, r->p99_ms, r->errors_pct, r->pg_backends);
+                r->p95_ms, r->p99_ms, r->errors_pct, r->pg_backends, r->stopped ? r->stopped : "");
     }
     fprintf(f, "\nThe figures are those of the best pass's last play (every search replays its "
-               "best level). PostgreSQL connections: client backends seen during that hold.\n\n");
+               "best level). PostgreSQL connections: client backends seen during that hold. A "
+               "search that ended at --max-levels, or whose best pass failed when played "
+               "again, gives a bound, not the capacity: see its levels in the JSON.\n\n");
 }
 
 static void
@@ -204,6 +210,15 @@ exp_report_md(const char *dir, const struct exp_info *in, const struct exp_row *
     return fclose(f);
 }
 
+/* The file name of a path: the scripts name their files relative to their folder. */
+static const char *
+base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    return slash ? slash + 1 : path;
+}
+
 /* Opens DIR/NAME.EXT for writing, its path in out; NULL with err. */
 static FILE *
 open_part(const char *dir, const char *name, const char *ext, char *out, size_t cap, char *err,
@@ -219,14 +234,14 @@ open_part(const char *dir, const char *name, const char *ext, char *out, size_t 
 
 /* What every chart's script starts with. */
 static void
-gp_head(FILE *f, const char *dir, const char *name, const char *title)
+gp_head(FILE *f, const char *name, const char *title)
 {
     fprintf(f,
             "set terminal pngcairo size 1200,640 font 'sans,10'\n"
-            "set output '%s/%s.png'\n"
+            "set output '%s.png'\n"
             "set title \"%s\"\n"
             "set grid ytics\nset xtics rotate by -35\nset bmargin 8\n",
-            dir, name, title);
+            name, title);
 }
 
 /* A stacked bar per configuration: the groups' values, or the capacity alone. */
@@ -260,7 +275,7 @@ bars(const char *dir, const char *name, const char *title, const char *ylabel,
     fclose(f);
     if (!(f = open_part(dir, name, "gp", gp, sizeof(gp), err, errlen)))
         return -1;
-    gp_head(f, dir, name, title);
+    gp_head(f, name, title);
     fprintf(f, "set ylabel '%s'\nset yrange [0:*]\nset style fill solid 0.7 border -1\n", ylabel);
     if (capacity) {
         fprintf(f,
@@ -268,11 +283,11 @@ bars(const char *dir, const char *name, const char *title, const char *ylabel,
                 "set yrange [0:STATS_max * 1.12 + 1]\n"
                 "plot '%s' using 0:2:xtic(1) with boxes notitle, \\\n"
                 "     '' using 0:2:(sprintf('%%d', $2)) with labels offset 0,0.7 notitle\n",
-                dat, dat);
+                base_name(dat), base_name(dat));
     } else {
         fprintf(f, "set style data histograms\nset style histogram rowstacked\n"
                    "set boxwidth 0.7\nset key outside right top\n");
-        fprintf(f, "plot '%s' using 2:xtic(1) title '%s'", dat, group_title[0]);
+        fprintf(f, "plot '%s' using 2:xtic(1) title '%s'", base_name(dat), group_title[0]);
         for (int g = 1; g < NGROUPS; g++)
             fprintf(f, ", \\\n     '' using %d title '%s'", g + 2, group_title[g]);
         if (stacked_cpu)
@@ -319,7 +334,7 @@ latency(const char *dir, const struct exp_row *rows, int n, double p95_limit_ms,
     fclose(f);
     if (!(f = open_part(dir, "latency", "gp", gp, sizeof(gp), err, errlen)))
         return -1;
-    gp_head(f, dir, "latency", "p95 latency against users, every level of every search");
+    gp_head(f, "latency", "p95 latency against users, every level of every search");
     fprintf(f, "set xtics norotate\nset bmargin\nset xlabel 'users'\nset ylabel 'p95 (ms, log "
                "scale)'\nset logscale y\nset key outside right top\n");
     /* The limit as a function: autoscaling keeps it in sight. */
@@ -328,7 +343,7 @@ latency(const char *dir, const struct exp_row *rows, int n, double p95_limit_ms,
                 "plot for [i=0:%d] '%s' index i using 1:2 with linespoints pt 7 ps 0.7 "
                 "title columnheader(2), \\\n     %g with lines dt 2 lc rgb 'red' title 'p95 "
                 "limit'\n",
-                blocks - 1, dat, p95_limit_ms);
+                blocks - 1, base_name(dat), p95_limit_ms);
     else
         fprintf(f,
                 "set label 'no level was played' at graph 0.4, graph 0.5\n"

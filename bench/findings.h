@@ -29,6 +29,7 @@ struct exp_row {
     double cpu_pct[AG_NGROUPS], other_pct;         /* shares of the machine's busy time */
     double us_per_req[AG_NGROUPS];                 /* CPU per request (server, postgres, bench) */
     int pg_backends;                               /* PostgreSQL client backends, at most */
+    const char *stopped;                           /* why its search ended (search.h), or NULL */
     int gen_own_cores;                             /* the generator had cores of its own */
     double wall_s;                                 /* start to stop */
     /* every level the search played, in order: the latency chart */

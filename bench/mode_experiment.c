@@ -99,6 +99,7 @@ row_of(const struct confrun *w, const struct matrix_config *m, int own, struct e
     r->ran = w->ok;
     r->gen_own_cores = own;
     r->wall_s = w->wall_s;
+    r->stopped = w->ok ? w->r.stopped : NULL;
     for (int i = 0; i < w->r.nlevels && i < FINDINGS_MAX_LEVELS; i++) {
         const struct level *x = &w->r.level[i];
 

@@ -92,7 +92,8 @@ for c in doc["configurations"]:
         want += [users, "%.0f" % best["rps"], "%.1f ms" % best["latency"]["p50_ms"],
                  "%.1f ms" % best["latency"]["p95_ms"], "%.1f ms" % best["latency"]["p99_ms"],
                  "%.2f %%" % best["error_pct"], str(best["accounting"]["pg_client_connections"])]
-        got = [cells[1], cells[2], cells[5], cells[7], cells[8], cells[9], cells[10], cells[11], cells[12]]
+        want.append(s["stopped"])
+        got = [cells[1], cells[2], cells[5], cells[7], cells[8], cells[9], cells[10], cells[11], cells[12], cells[13]]
         mem = [l for l in md.split("## Memory")[1].splitlines() if l.startswith("| " + c["configuration"] + " | ")][0]
         mcells = [x.strip() for x in mem.strip("|").split("|")]
         want.append("%.1f" % best["accounting"]["pss_mean_mb"]["conduitd"])
