@@ -11,6 +11,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "bench/ceiling.h"
 #include "bench/modes.h"
 
 #ifndef DATADIR
@@ -53,6 +54,23 @@ confrun_share(const struct acct_result *a, int g)
     for (int i = 0; i < AG_NGROUPS; i++)
         busy += a->cpu_s[i];
     return busy > 0 ? (g < 0 ? a->other_s : a->cpu_s[g]) * 100 / busy : 0;
+}
+
+pid_t
+confrun_postgres(struct bench *b, const struct options *o, const char *db, int *cost)
+{
+    pid_t pg = ceiling_db_facts(db, cost);
+
+    if (o->pg_pid || o->pg_data)
+        pg = o->pg_pid ? o->pg_pid : modes_pg_pid(o->pg_data);
+    acct_clear_roots(&b->acct, AG_POSTGRES);
+    if (pg)
+        acct_add_root(&b->acct, AG_POSTGRES, pg);
+    else
+        fprintf(stderr, "conduit-bench: PostgreSQL's postmaster not found from the connection "
+                        "string (give --pg-pid or --pg-data): it is neither pinned nor accounted "
+                        "for\n");
+    return pg;
 }
 
 int

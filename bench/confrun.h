@@ -28,6 +28,13 @@ struct confrun {
     char err[512];
 };
 
+/*
+ * The postmaster behind db (or --pg-pid, --pg-data), made b's PostgreSQL
+ * accounting group; its pid, or 0 with a warning that it is neither
+ * pinned nor accounted for.  *cost: the seeded users' bcrypt cost, or 0.
+ */
+pid_t confrun_postgres(struct bench *b, const struct options *o, const char *db, int *cost);
+
 /* Plays w->cfg; PostgreSQL (pg, 0 if unknown) is pinned to its cores too. */
 void confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun *w);
 void confrun_free(struct confrun *w);

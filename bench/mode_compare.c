@@ -113,12 +113,7 @@ mode_compare(struct options *o)
     snprintf(dir, sizeof(dir), "%.2000s", abs);
     if (modes_setup(o, &prof, &b) < 0)
         return 2;
-    pg = ceiling_db_facts(db, &cost);
-    if (o->pg_pid || o->pg_data)
-        pg = o->pg_pid ? o->pg_pid : modes_pg_pid(o->pg_data);
-    acct_clear_roots(&b.acct, AG_POSTGRES);
-    if (pg)
-        acct_add_root(&b.acct, AG_POSTGRES, pg);
+    pg = confrun_postgres(&b, o, db, &cost);
     confrun_pin_generator(&b.acct, o->cores);
     if (pg && o->cores)
         servers_pin(pg, o->cores);

@@ -23,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/ceiling.h"
 #include "bench/confrun.h"
 #include "bench/exp_report.h"
 #include "bench/findings.h"
@@ -261,15 +260,7 @@ mode_experiment(struct options *o)
         return 2;
     runs = calloc((size_t)o->nmatrix, sizeof(*runs));
     rows = calloc((size_t)o->nmatrix, sizeof(*rows));
-    pg = ceiling_db_facts(db, &cost);
-    if (o->pg_pid || o->pg_data)
-        pg = o->pg_pid ? o->pg_pid : modes_pg_pid(o->pg_data);
-    acct_clear_roots(&b.acct, AG_POSTGRES);
-    if (pg)
-        acct_add_root(&b.acct, AG_POSTGRES, pg);
-    else
-        fprintf(stderr, "conduit-bench: PostgreSQL's postmaster not found from --db (give "
-                        "--pg-pid or --pg-data): it is neither pinned nor accounted for\n");
+    pg = confrun_postgres(&b, o, db, &cost);
     base.conduitd = conduitd;
     base.nginx = o->nginx;
     base.nginx_tmpl = tmpl;
