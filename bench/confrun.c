@@ -8,7 +8,6 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "bench/ceiling.h"
@@ -118,22 +117,13 @@ confrun_tools(const struct options *o, int need_nginx, char *conduitd, char *tmp
     return 0;
 }
 
-static double
-now_s(void)
-{
-    struct timeval tv;
-
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
-
 void
 confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun *w)
 {
     const struct servers_cfg *c = &w->cfg;
     struct servers s;
     struct level warm;
-    double t0 = now_s();
+    int64_t t0 = conn_now_us();
 
     if (pg && c->cores)
         servers_pin(pg, c->cores);
@@ -142,7 +132,7 @@ confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun 
     if (servers_start(c, &s, w->err, sizeof(w->err)) < 0) {
         fprintf(stderr, "conduit-bench: %s\n", w->err);
         servers_stop(&s);
-        w->wall_s = now_s() - t0;
+        w->wall_s = (double)(conn_now_us() - t0) / 1e6;
         return;
     }
     acct_clear_roots(&b->acct, AG_SERVER);
@@ -155,7 +145,7 @@ confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun 
     if (modes_probe(o, b) < 0) {
         snprintf(w->err, sizeof(w->err), "the server does not hold the dataset (see above)");
         servers_stop(&s);
-        w->wall_s = now_s() - t0;
+        w->wall_s = (double)(conn_now_us() - t0) / 1e6;
         return;
     }
     if (o->warmup_s > 0) {
@@ -170,7 +160,7 @@ confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun 
     search_print(stderr, &w->r);
     w->server_probes = s.probes;
     servers_stop(&s);
-    w->wall_s = now_s() - t0;
+    w->wall_s = (double)(conn_now_us() - t0) / 1e6;
 }
 
 void

@@ -11,27 +11,12 @@
 #include <string.h>
 
 #include "bench/chart.h"
+#include "bench/units.h"
 
 /* The groups in the order the tables and the stacked charts show them. */
 static const int groups[] = {AG_SERVER, AG_NGINX, AG_POSTGRES, AG_BENCH};
 static const char *const group_title[] = {"conduitd", "nginx", "PostgreSQL", "generator"};
 #define NGROUPS 4
-
-static const char *
-thousands(double v, char *buf, size_t cap)
-{
-    char raw[32];
-    int len, o = 0;
-
-    len = snprintf(raw, sizeof(raw), "%.0f", v);
-    for (int i = 0; i < len && o < (int)cap - 2; i++) {
-        if (i && raw[i - 1] != '-' && (len - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = raw[i];
-    }
-    buf[o] = '\0';
-    return buf;
-}
 
 static void
 header(FILE *f, const struct exp_info *in, int n)
@@ -93,8 +78,8 @@ capacity_table(FILE *f, const struct exp_row *rows, int n)
             continue;
         }
         fprintf(f, "%s | %s | %.0f | %.1f ms | %.1f ms | %.1f ms | %.2f %% | %d | %s |\n",
-                thousands(r->users, a, sizeof(a)),
-                thousands((double)r->users / r->m.cores, b, sizeof(b)), r->rps, r->p50_ms,
+                units_fmt_thousands(r->users, a, sizeof(a)),
+                units_fmt_thousands((double)r->users / r->m.cores, b, sizeof(b)), r->rps, r->p50_ms,
                 r->p95_ms, r->p99_ms, r->errors_pct, r->pg_backends, r->stopped ? r->stopped : "");
     }
     fprintf(f, "\nThe figures are those of the best pass's last play (every search replays its "
@@ -155,16 +140,9 @@ scaling_table(FILE *f, const struct exp_row *rows, int n)
 
     for (int i = 0; i < n; i++) {
         double s = findings_scaling(rows, n, i);
-        int twin = -1;
+        int twin = findings_twin(rows, n, i);
 
         if (s <= 0)
-            continue;
-        for (int j = 0; j < n; j++)
-            if (rows[j].users && rows[j].m.cores < rows[i].m.cores &&
-                (double)rows[i].users / rows[j].users == s &&
-                rows[j].m.instances == rows[i].m.instances && rows[j].m.cache == rows[i].m.cache)
-                twin = j;
-        if (twin < 0)
             continue;
         if (!any++)
             fprintf(f, "## From fewer cores to more\n\nEach configuration against its twin on "
@@ -172,8 +150,8 @@ scaling_table(FILE *f, const struct exp_row *rows, int n)
                        "| configuration | twin | users | twin's users | factor |\n"
                        "| --- | --- | --- | --- | --- |\n");
         fprintf(f, "| %s | %s | %s | %s | %.2f |\n", rows[i].m.label, rows[twin].m.label,
-                thousands(rows[i].users, a, sizeof(a)), thousands(rows[twin].users, b, sizeof(b)),
-                s);
+                units_fmt_thousands(rows[i].users, a, sizeof(a)),
+                units_fmt_thousands(rows[twin].users, b, sizeof(b)), s);
     }
     if (any)
         fprintf(f, "\n");

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "bench/units.h"
+
 double
 findings_server_mb(const struct exp_row *r)
 {
@@ -51,8 +53,8 @@ spec_shared(const struct matrix_config *a, const struct matrix_config *b)
     return 0;
 }
 
-double
-findings_scaling(const struct exp_row *rows, int n, int i)
+int
+findings_twin(const struct exp_row *rows, int n, int i)
 {
     const struct exp_row *r = &rows[i];
     int twin = -1;
@@ -64,28 +66,17 @@ findings_scaling(const struct exp_row *rows, int n, int i)
             spec_shared(&o->m, &r->m) && (twin < 0 || o->m.cores > rows[twin].m.cores))
             twin = j;
     }
-    if (twin < 0 || !r->users || !rows[twin].users)
-        return 0;
-    return (double)r->users / rows[twin].users;
+    return twin;
 }
 
-/* Thousands separated, as the report's tables write them. */
-static const char *
-num(int v, char *buf, size_t cap)
+double
+findings_scaling(const struct exp_row *rows, int n, int i)
 {
-    char raw[32];
-    int len, o = 0;
+    int twin = findings_twin(rows, n, i);
 
-    len = snprintf(raw, sizeof(raw), "%d", v < 0 ? -v : v);
-    if (v < 0 && o < (int)cap - 1)
-        buf[o++] = '-';
-    for (int i = 0; i < len && o < (int)cap - 1; i++) {
-        if (i && (len - i) % 3 == 0 && o < (int)cap - 2)
-            buf[o++] = ',';
-        buf[o++] = raw[i];
-    }
-    buf[o] = '\0';
-    return buf;
+    if (twin < 0 || !rows[i].users || !rows[twin].users)
+        return 0;
+    return (double)rows[i].users / rows[twin].users;
 }
 
 static void
@@ -101,13 +92,14 @@ winner(FILE *f, const struct exp_row *rows, int n, int w)
     fprintf(f,
             "**%s** served the most users: %s (%.0f req/s, p95 %.0f ms, conduitd and nginx %.1f MB "
             "PSS)",
-            r->m.label, num(r->users, a, sizeof(a)), r->rps, r->p95_ms, findings_server_mb(r));
+            r->m.label, units_fmt_thousands(r->users, a, sizeof(a)), r->rps, r->p95_ms,
+            findings_server_mb(r));
     if (second >= 0 && rows[second].users == r->users)
         fprintf(f, ", as many as %s, which used more memory.", rows[second].m.label);
     else if (second >= 0)
         fprintf(f, ", %.1f %% more than the next, %s (%s).",
                 (double)(r->users - rows[second].users) * 100 / rows[second].users,
-                rows[second].m.label, num(rows[second].users, b, sizeof(b)));
+                rows[second].m.label, units_fmt_thousands(rows[second].users, b, sizeof(b)));
     else
         fprintf(f, "; no other configuration passed a level.");
 }

@@ -46,10 +46,13 @@ double findings_server_mb(const struct exp_row *r);
 int findings_winner(const struct exp_row *rows, int n);
 
 /*
- * users(row) / users(its twin on one core fewer: same instances, cache
- * and an item of the workers list in common, 1 and n alike), or 0 when
- * there is none or either passed nothing.
+ * The row's twin on fewer cores (the most of them below its own): same
+ * instances, cache and an item of the workers list in common, 1 and n
+ * alike; or -1.
  */
+int findings_twin(const struct exp_row *rows, int n, int i);
+
+/* users(row) / users(its twin), or 0 when there is none or either passed nothing. */
 double findings_scaling(const struct exp_row *rows, int n, int i);
 
 /* The paragraph; returns the number of sentences written. */

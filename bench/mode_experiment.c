@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,18 +45,15 @@ struct progress {
     const struct options *o;
     int k;            /* the configuration being played, from 0 */
     int level;        /* levels begun in it */
-    double t0;        /* the run's start */
+    int64_t t0_us;    /* the run's start */
     double done_s;    /* the finished configurations' time */
     double per_cfg_s; /* the estimate for one, until one has finished */
 };
 
 static double
-now_s(void)
+elapsed_s(const struct progress *p)
 {
-    struct timeval tv;
-
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+    return (double)(conn_now_us() - p->t0_us) / 1e6;
 }
 
 /* The time still to come: the mean configuration so far, or the estimate. */
@@ -66,7 +61,7 @@ static double
 left_s(const struct progress *p)
 {
     double per = p->k ? p->done_s / p->k : p->per_cfg_s;
-    double in_this = now_s() - p->t0 - p->done_s;
+    double in_this = elapsed_s(p) - p->done_s;
     double rest = (p->o->nmatrix - p->k) * per - in_this;
 
     return rest > 0 ? rest : 0;
@@ -83,7 +78,7 @@ on_level(void *arg, int users, const char *note)
     else
         snprintf(what, sizeof(what), "level %d", ++p->level);
     fprintf(stderr, "[%d/%d %s] %s: %d users; elapsed %s, about %s left\n", p->k + 1, p->o->nmatrix,
-            p->o->matrix[p->k].label, what, users, units_fmt_s(now_s() - p->t0, u, sizeof(u)),
+            p->o->matrix[p->k].label, what, users, units_fmt_s(elapsed_s(p), u, sizeof(u)),
             units_fmt_s(left_s(p), l, sizeof(l)));
 }
 
@@ -205,25 +200,6 @@ command_line(const struct options *o, char *out, size_t cap)
     }
 }
 
-static void
-machine_line(char *out, size_t cap)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512], model[256] = "unknown CPU";
-    struct utsname u;
-
-    while (f && fgets(line, sizeof(line), f))
-        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
-            snprintf(model, sizeof(model), "%s", strchr(line, ':') + 2);
-            model[strcspn(model, "\n")] = '\0';
-            break;
-        }
-    if (f)
-        fclose(f);
-    uname(&u);
-    snprintf(out, cap, "%ld cores (%s), Linux %s", sysconf(_SC_NPROCESSORS_ONLN), model, u.release);
-}
-
 int
 mode_experiment(struct options *o)
 {
@@ -271,7 +247,7 @@ mode_experiment(struct options *o)
     base.clients = o->b.max_users;
 
     pr.o = o;
-    pr.t0 = now_s();
+    pr.t0_us = conn_now_us();
     /*
      * The settle after a ramp (the new users' logins) is what varies: a
      * second when the server keeps up, up to --settle-max when it does not.
@@ -298,7 +274,7 @@ mode_experiment(struct options *o)
     for (int k = 0; k < o->nmatrix && !interrupted; k++) {
         const struct matrix_config *m = &o->matrix[k];
         struct confrun *w = &runs[k];
-        double t1 = now_s();
+        double t1 = elapsed_s(&pr);
         int own;
         cJSON *j;
 
@@ -319,7 +295,7 @@ mode_experiment(struct options *o)
         j = row_json(w, &rows[k], prof);
         write_levels(dir, &rows[k], j);
         cJSON_Delete(j);
-        pr.done_s += now_s() - t1;
+        pr.done_s += elapsed_s(&pr) - t1;
         played++;
     }
     signal(SIGINT, SIG_DFL);
@@ -337,7 +313,7 @@ mode_experiment(struct options *o)
     command_line(o, command, sizeof(command));
     in.scale = b.ds.scale;
     in.profile = prof->name;
-    machine_line(machine, sizeof(machine));
+    report_machine_line(machine, sizeof(machine));
     in.machine = machine;
     in.load_start = b.load_start;
     in.load_end = acct_loadavg(b.loadavg_path);
@@ -349,7 +325,7 @@ mode_experiment(struct options *o)
     in.crit = &b.crit;
     strftime(started, sizeof(started), "%Y-%m-%d %H:%M", &tm);
     in.started = started;
-    in.wall_s = now_s() - pr.t0;
+    in.wall_s = elapsed_s(&pr);
 
     root = modes_json_header(o, &b);
     cJSON_AddNumberToObject(cJSON_GetObjectItem(root, "load"), "seeded_bcrypt_cost", cost);

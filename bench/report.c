@@ -334,13 +334,22 @@ report_machine_json(const struct bench *b)
 }
 
 void
-report_machine_text(FILE *f, const struct bench *b)
+report_machine_line(char *out, size_t cap)
 {
     struct machine m;
 
     machine_read(&m);
-    fprintf(f, "machine: %ld cores (%s), Linux %s, load average %.2f at start, %.2f at end\n",
-            m.nproc, m.model, m.u.release, b->load_start, acct_loadavg(b->loadavg_path));
+    snprintf(out, cap, "%ld cores (%s), Linux %s", m.nproc, m.model, m.u.release);
+}
+
+void
+report_machine_text(FILE *f, const struct bench *b)
+{
+    char line[512];
+
+    report_machine_line(line, sizeof(line));
+    fprintf(f, "machine: %s, load average %.2f at start, %.2f at end\n", line, b->load_start,
+            acct_loadavg(b->loadavg_path));
 }
 
 int

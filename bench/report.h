@@ -20,6 +20,8 @@ cJSON *report_criteria_json(const struct criteria *c);
  * began (read by bench_init, before any level) and now, at its end.
  */
 cJSON *report_machine_json(const struct bench *b);
+/* "2 cores (AMD EPYC), Linux 6.1.0": the machine in one line. */
+void report_machine_line(char *out, size_t cap);
 void report_machine_text(FILE *f, const struct bench *b);
 
 /* Writes root to path (path.tmp, then rename); 0 or -1 with errno. */

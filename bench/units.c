@@ -100,3 +100,18 @@ units_fmt_s(double s, char *buf, unsigned cap)
         snprintf(buf, cap, "%ld s", t);
     return buf;
 }
+
+const char *
+units_fmt_thousands(double v, char *buf, unsigned cap)
+{
+    char raw[32];
+    int len = snprintf(raw, sizeof(raw), "%.0f", v), o = 0;
+
+    for (int i = 0; i < len && o < (int)cap - 2; i++) {
+        if (i && raw[i - 1] != '-' && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}

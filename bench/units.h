@@ -14,6 +14,9 @@ int units_count(const char *s, long min, long max, long *out);
 /* "1.2ms", "340us", "2.5s": a short human form of a duration in us. */
 const char *units_fmt_us(double us, char *buf, unsigned cap);
 
+/* A count rounded, thousands separated, as the reports write them: "12,000". */
+const char *units_fmt_thousands(double v, char *buf, unsigned cap);
+
 /* A duration for a person: "45 s", "12 min 05 s", "1 h 02 min". */
 const char *units_fmt_s(double s, char *buf, unsigned cap);
 
