@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "common/lastwrite.h"
+#include "common/stamps.h"
 
 /* Twice the worker limit: during a reload old and new workers overlap. */
 #define SCOREBOARD_SLOTS 2048
@@ -124,6 +125,7 @@ struct worker_slot {
     _Atomic uint64_t errors;      /* responses with a 5xx status */
     _Atomic int64_t in_flight;    /* requests received, not yet answered */
     _Atomic int64_t queued;       /* requests waiting for a database connection */
+    _Atomic int64_t cache_bytes;  /* what the worker's cache holds (worker/cache.h) */
 
     /* The standbys (db_read), as worker/replica.c last saw them. */
     _Atomic int read_busy;             /* standby connections running a query */
@@ -158,6 +160,7 @@ struct scoreboard {
     struct scoreboard_counters retired __attribute__((aligned(64)));
     struct worker_slot slots[SCOREBOARD_SLOTS];
     struct lastwrite writes; /* who wrote when, for reads on standbys (db_read) */
+    struct stamps stamps;    /* when each cached thing last changed (worker/cache.h) */
 };
 
 /* Maps the page (MAP_SHARED | MAP_ANONYMOUS); NULL on failure. */

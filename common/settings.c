@@ -88,9 +88,12 @@ const struct config_key config_keys[] = {
      "a standby further behind the primary is skipped until it catches up (250ms, 5s, 1min)", NULL,
      0, "DURATION"},
     {"cache", CONFIG_BOOL, OFF(cache), 0, 0, "off", 1, 0,
-     "per-worker cache of users, profiles and the tag list", NULL, 0, "on|off"},
-    {"cache_size", CONFIG_INT, OFF(cache_size), 16, 10000000, "10000", 1, 0,
+     "per-worker cache of the reads (users, profiles, articles, list pages, the tag list)", NULL, 0,
+     "on|off"},
+    {"cache_size", CONFIG_INT, OFF(cache_size), 16, 10000000, "200000", 1, 0,
      "entries each worker's cache may hold (least recently used go first)", NULL, 0, "N"},
+    {"cache_memory", CONFIG_INT, OFF(cache_memory), 1, 1048576, "64", 1, 0,
+     "megabytes each worker's cache may hold (least recently used go first)", NULL, 0, "MB"},
     {"cache_sync", CONFIG_BOOL, OFF(cache_sync), 0, 0, "on", 1, 0,
      "keep caches coherent through PostgreSQL LISTEN/NOTIFY (off: a static deployment)", NULL, 0,
      "on|off"},
@@ -276,12 +279,13 @@ config_set(struct config *c, const char *key, const char *value, int replace, ch
         return 0;
     case CONFIG_MS:
         if (parse_ms(value, &n) < 0) {
-            config_seterr(err, errlen, "%s: \"%s\" is not a duration (250ms, 5s, 1min)", key, value);
+            config_seterr(err, errlen, "%s: \"%s\" is not a duration (250ms, 5s, 1min)", key,
+                          value);
             return -1;
         }
         if (n < k->min || n > k->max) {
-            config_seterr(err, errlen, "%s: %s is out of range (%ldms to %ldms)", key, value, k->min,
-                   k->max);
+            config_seterr(err, errlen, "%s: %s is out of range (%ldms to %ldms)", key, value,
+                          k->min, k->max);
             return -1;
         }
         *FIELD(c, k, int) = (int)n;
@@ -594,9 +598,9 @@ check_status_listen(const struct config *c, char *err, size_t errlen)
     for (int i = 0; i < c->nlisten && port != 0; i++) {
         if (address_port(c->listen[i]) == port) {
             config_seterr(err, errlen,
-                   "status_listen %s: the API listens on port %ld (listen = %s); the status "
-                   "page needs a port of its own",
-                   v, port, c->listen[i]);
+                          "status_listen %s: the API listens on port %ld (listen = %s); the status "
+                          "page needs a port of its own",
+                          v, port, c->listen[i]);
             return -1;
         }
     }

@@ -57,6 +57,7 @@ struct config {
 
     int cache;
     int cache_size;
+    int cache_memory; /* megabytes */
     int cache_sync;
 
     char *jwt_secret;

@@ -28,11 +28,12 @@ SELECT coalesce(max(version), 0) FROM schema_version;
 -- name: cache_listen
 -- The cache's own connection: LISTEN, then count the triggers that send
 -- the notifications (schema.sql) in the same round trip.  -> a command
--- result, then 0 count int8 (4 when the schema has them all).
+-- result, then 0 count int8 (8 when the schema has them all).
 LISTEN conduit_cache; SELECT count(*) FROM pg_trigger
 WHERE NOT tgisinternal AND tgname IN
     ('conduit_cache_users', 'conduit_cache_users_delete', 'conduit_cache_follows',
-     'conduit_cache_tags');
+     'conduit_cache_tags', 'conduit_cache_articles', 'conduit_cache_article_tags',
+     'conduit_cache_favorites_ins', 'conduit_cache_favorites_del');
 
 -- name: cache_keepalive
 -- The LISTEN connection's keepalive: an answer proves it is alive.

@@ -128,17 +128,21 @@ SELECT id, username, email, bio, image
 -- name: user_update
 -- $1 id int8, $2 email text, $3 username text, $4 password_hash text,
 -- $5 bio text, $6 image text.  NULL leaves a field unchanged; for bio and
--- image, '' sets it to NULL.  -> zero rows (no such user) or one user row.
+-- image, '' sets it to NULL.  -> zero rows (no such user) or one user row,
+-- then 5 old_username text (the caches hold pages under the old name too).
 -- 23505 users_username_key / users_email_key when taken by someone else.
-UPDATE users
-   SET email = coalesce($2::text, email),
-       username = coalesce($3::text, username),
-       password_hash = coalesce($4::text, password_hash),
-       bio = CASE WHEN $5::text IS NULL THEN bio ELSE nullif($5::text, '') END,
-       image = CASE WHEN $6::text IS NULL THEN image ELSE nullif($6::text, '') END,
+-- The row is locked by the read of the old name, so no rename can come
+-- between it and the update.
+UPDATE users u
+   SET email = coalesce($2::text, u.email),
+       username = coalesce($3::text, u.username),
+       password_hash = coalesce($4::text, u.password_hash),
+       bio = CASE WHEN $5::text IS NULL THEN u.bio ELSE nullif($5::text, '') END,
+       image = CASE WHEN $6::text IS NULL THEN u.image ELSE nullif($6::text, '') END,
        updated_at = now()
- WHERE id = $1::int8
-RETURNING id, username, email, bio, image;
+  FROM (SELECT id, username FROM users WHERE id = $1::int8 FOR UPDATE) o
+ WHERE u.id = o.id
+RETURNING u.id, u.username, u.email, u.bio, u.image, o.username AS old_username;
 
 -- name: profile_get
 -- read-only
@@ -237,7 +241,8 @@ SELECT t.username, t.bio, t.image,
 -- No filter.  $1 tag text (NULL), $2 author text (NULL), $3 favorited text
 -- (NULL), $4 limit int8, $5 offset int8, $6 viewer int8.
 -- -> article columns 0..11, 12 articles_count int8 (see the top), 13
--- caller_gone bool.
+-- caller_gone bool, 14 article_id int8, 15 author_id int8 (what the cache
+-- keeps of a page, worker/cache_articles.h; NULL on the empty page's row).
 -- The page is one backward range of articles_created_idx.
 WITH me AS MATERIALIZED (
     -- The caller gone (see the top): one probe, whatever reads it.
@@ -272,7 +277,8 @@ SELECT p.slug, p.title, p.description,
        coalesce((SELECT true FROM follows fo
                   WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
        c.n AS articles_count,
-       me.caller_gone
+       me.caller_gone,
+       p.id AS article_id, p.author_id
   FROM cnt c
  CROSS JOIN me
   LEFT JOIN (page p
@@ -323,7 +329,8 @@ SELECT p.slug, p.title, p.description,
        coalesce((SELECT true FROM follows fo
                   WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
        c.n AS articles_count,
-       me.caller_gone
+       me.caller_gone,
+       p.id AS article_id, p.author_id
   FROM cnt c
  CROSS JOIN me
   LEFT JOIN (page p
@@ -371,7 +378,8 @@ SELECT p.slug, p.title, p.description,
        coalesce((SELECT true FROM follows fo
                   WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
        c.n AS articles_count,
-       me.caller_gone
+       me.caller_gone,
+       p.id AS article_id, p.author_id
   FROM cnt c
  CROSS JOIN me
   LEFT JOIN (page p
@@ -423,7 +431,8 @@ SELECT p.slug, p.title, p.description,
        coalesce((SELECT true FROM follows fo
                   WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
        c.n AS articles_count,
-       me.caller_gone
+       me.caller_gone,
+       p.id AS article_id, p.author_id
   FROM cnt c
  CROSS JOIN me
   LEFT JOIN (page p
@@ -520,7 +529,8 @@ SELECT p.slug, p.title, p.description,
        coalesce((SELECT true FROM follows fo
                   WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
        c.n AS articles_count,
-       me.caller_gone
+       me.caller_gone,
+       p.id AS article_id, p.author_id
   FROM cnt c
  CROSS JOIN me
   LEFT JOIN (page p
@@ -589,7 +599,8 @@ SELECT p.slug, p.title, p.description,
        u.username, u.bio, u.image,
        p.id IS NOT NULL AS following,
        c.n AS articles_count,
-       me.caller_gone
+       me.caller_gone,
+       p.id AS article_id, p.author_id
   FROM cnt c
  CROSS JOIN me
   LEFT JOIN (page p
@@ -600,7 +611,8 @@ SELECT p.slug, p.title, p.description,
 -- name: article_get
 -- read-only
 -- $1 slug text, $2 viewer int8.  -> zero rows (404) or one row: article
--- columns 0..11, 12 body, 13 caller_gone.
+-- columns 0..11, 12 body, 13 caller_gone, 14 article_id int8, 15
+-- author_id int8 (for the cache, worker/cache_articles.h).
 WITH me AS MATERIALIZED (
     -- The caller gone (see the top): one probe, whatever reads it.
     SELECT $2::int8 IS NOT NULL
@@ -618,7 +630,8 @@ SELECT a.slug, a.title, a.description,
        coalesce((SELECT true FROM follows fo
                   WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id), false) AS following,
        a.body,
-       me.caller_gone
+       me.caller_gone,
+       a.id AS article_id, a.author_id
   FROM me
   LEFT JOIN (articles a JOIN users u ON u.id = a.author_id) ON a.slug = $1::text
  WHERE a.id IS NOT NULL OR me.caller_gone;
@@ -773,7 +786,8 @@ SELECT t.is_author, me.caller_gone
 -- $1 slug text, $2 viewer int8 (required).  Idempotent.
 -- -> zero rows (404) or one row: article columns 0..11, 12 body, with
 -- favorited true and favorites_count as this statement's commit leaves it,
--- 13 caller_gone bool.
+-- 13 caller_gone bool, 14 article_id, 15 author_id, 16 viewer_name (what
+-- the caches of worker/cache_articles.h need to know of the write).
 -- The article row is locked FOR NO KEY UPDATE first, the lock the
 -- favorites trigger takes anyway to count (step 1 of "Lock order" in
 -- schema.sql): concurrent favorites and unfavorites of one article queue
@@ -788,9 +802,11 @@ SELECT t.is_author, me.caller_gone
 -- article deleted meanwhile is not found (404) instead of failing the
 -- insert with 23503.
 WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $2::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $2::int8) AS caller_gone
+    -- The caller gone (see the top), and the caller's name for the
+    -- caches (the favorited list it changes): one probe.
+    SELECT $2::int8 IS NOT NULL AND v.id IS NULL AS caller_gone, v.username AS viewer_name
+      FROM (SELECT) one
+      LEFT JOIN users v ON v.id = $2::int8
 ), a AS (
     SELECT * FROM articles WHERE slug = $1::text FOR NO KEY UPDATE
 ), ins AS (
@@ -810,7 +826,8 @@ SELECT a.slug, a.title, a.description,
        coalesce((SELECT true FROM follows fo
                   WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id), false) AS following,
        a.body,
-       me.caller_gone
+       me.caller_gone,
+       a.id AS article_id, a.author_id, me.viewer_name
   FROM me
   LEFT JOIN (a JOIN users u ON u.id = a.author_id) ON true
  WHERE a.id IS NOT NULL OR me.caller_gone;
@@ -819,7 +836,7 @@ SELECT a.slug, a.title, a.description,
 -- $1 slug text, $2 viewer int8 (required).  Idempotent.
 -- -> zero rows (404) or one row: article columns 0..11, 12 body, with
 -- favorited false and favorites_count as this statement's commit leaves
--- it, 13 caller_gone bool.  The article row is locked first, as in
+-- it, 13 caller_gone bool, 14 article_id, 15 author_id, 16 viewer_name.  The article row is locked first, as in
 -- favorite, and the count read is the one the last writer committed.  The
 -- delete runs after the lock with its own snapshot, in
 -- conduit_favorite_delete(): a favorite by the same user that committed
@@ -827,9 +844,11 @@ SELECT a.slug, a.title, a.description,
 -- and answered "false" with the favorite stored and counted); a row the
 -- same user's other unfavorite already deleted is not counted twice.
 WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $2::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $2::int8) AS caller_gone
+    -- The caller gone (see the top), and the caller's name for the
+    -- caches (the favorited list it changes): one probe.
+    SELECT $2::int8 IS NOT NULL AND v.id IS NULL AS caller_gone, v.username AS viewer_name
+      FROM (SELECT) one
+      LEFT JOIN users v ON v.id = $2::int8
 ), a AS (
     SELECT * FROM articles WHERE slug = $1::text FOR NO KEY UPDATE
 ), del AS (
@@ -846,7 +865,8 @@ SELECT a.slug, a.title, a.description,
        coalesce((SELECT true FROM follows fo
                   WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id), false) AS following,
        a.body,
-       me.caller_gone
+       me.caller_gone,
+       a.id AS article_id, a.author_id, me.viewer_name
   FROM me
   LEFT JOIN (a JOIN users u ON u.id = a.author_id) ON true
  WHERE a.id IS NOT NULL OR me.caller_gone;
@@ -941,6 +961,24 @@ SELECT name
   FROM tags
  WHERE article_count > 0
  ORDER BY article_count DESC, name COLLATE "C";
+
+-- name: viewer_sets
+-- read-only
+-- $1 viewer int8, $2 max int8.  -> one row: 0 followees text, the ids the
+-- viewer follows joined by commas ("" for none, NULL when more than $2),
+-- 1 favorites text, the ids of the articles the viewer favorited (the
+-- same), 2 caller_gone bool.  What the cache needs to answer the flags
+-- "following" and "favorited" of any page for this viewer
+-- (worker/cache_articles.h); both from primary-key ranges, index only.
+SELECT (SELECT CASE WHEN count(*) > $2::int8 THEN NULL
+                    ELSE coalesce(string_agg(x.followee_id::text, ','), '') END
+          FROM (SELECT followee_id FROM follows
+                 WHERE follower_id = $1::int8 LIMIT $2::int8 + 1) x) AS followees,
+       (SELECT CASE WHEN count(*) > $2::int8 THEN NULL
+                    ELSE coalesce(string_agg(x.article_id::text, ','), '') END
+          FROM (SELECT article_id FROM favorites
+                 WHERE user_id = $1::int8 LIMIT $2::int8 + 1) x) AS favorites,
+       NOT EXISTS (SELECT FROM users v WHERE v.id = $1::int8) AS caller_gone;
 
 -- name: wal_insert_lsn
 -- No parameters.  -> 0 lsn pg_lsn: the primary's WAL insert position.  Sent

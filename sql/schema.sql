@@ -544,14 +544,19 @@ $fn$;
 -- Cache notifications
 -- ===================================================================
 -- conduitd workers started with --cache on keep users, profiles, the
--- followees of a user and the tag list in memory (worker/cache.h).  Every
+-- followees and favorites of a viewer, articles, list pages and the tag
+-- list in memory (worker/cache.h, worker/cache_articles.h).  Every
 -- write that changes one of those sends its key on channel conduit_cache,
 -- from the triggers below, inside the writing transaction: PostgreSQL
 -- delivers it on commit, and never for a write that rolled back.  Each
 -- worker LISTENs and drops the key (worker/cache_sync.c).
 -- Payload: "<microseconds since 1970 at the write> <key>" (the worker
 -- measures the delivery delay from it).  Keys: u:<user id>, p:<username>,
--- f:<follower id>, tags; "*" means everything.
+-- f:<follower id>, tags; a:<slug> (an article), v:<user id> (the articles
+-- a user favorited), lf:<username> (their favorited list), lg (the global
+-- list), aa:<author id> (the feeds that show the author), la:<username>
+-- (the author's list), lt:<tag> (the tag's list), ld (an article was
+-- deleted: every list); "*" means everything.
 -- Only sessions with conduit.cache_notify = on send them (conduitd sets it
 -- on its pool connections when --cache and --cache-sync are on), so a
 -- deployment without caches pays nothing.  Every instance writing to one
@@ -593,24 +598,16 @@ BEGIN
 END
 $fn$;
 
--- Statement-level, AFTER DELETE (old_rows): what the cache holds of each
--- deleted user, u:<id> (the user behind a token), p:<username> and
--- f:<id> (kept only for a viewer who exists: see profile_followees), from
--- any session.  A delete of more than 100 users drops everything instead.
+-- Statement-level, AFTER DELETE: everything, from any session.  A
+-- deleted user takes with them the user behind their token, their
+-- profile, their articles (which vanish from every list), their comments
+-- and their favorites (which change the counts of articles anywhere), in
+-- cascades whose own triggers send nothing from an operator's session;
+-- such deletes are rare, and an empty cache is right.
 CREATE FUNCTION conduit_cache_users_delete() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
-DECLARE
-    r record;
 BEGIN
-    IF (SELECT count(*) FROM (SELECT 1 FROM old_rows LIMIT 101) x) > 100 THEN
-        PERFORM conduit_cache_send('*');
-        RETURN NULL;
-    END IF;
-    FOR r IN SELECT id, username FROM old_rows LOOP
-        PERFORM conduit_cache_send('u:' || r.id);
-        PERFORM conduit_cache_send('p:' || r.username);
-        PERFORM conduit_cache_send('f:' || r.id);
-    END LOOP;
+    PERFORM conduit_cache_send('*');
     RETURN NULL;
 END
 $fn$;
@@ -631,6 +628,91 @@ CREATE FUNCTION conduit_cache_tags() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
     PERFORM conduit_cache_notify('tags');
+    RETURN NULL;
+END
+$fn$;
+
+-- Articles: an insert changes the global list (lg), the author's list
+-- (la:<username>) and the feeds that show the author (aa:<author id>); an
+-- edit changes the article (a:<slug>, under both slugs when it moved); a
+-- delete the article and every list (ld).
+CREATE FUNCTION conduit_cache_articles() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF current_setting('conduit.cache_notify', true) IS DISTINCT FROM 'on' THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'INSERT' THEN
+        PERFORM conduit_cache_send('lg');
+        PERFORM conduit_cache_send('aa:' || NEW.author_id);
+        PERFORM conduit_cache_send('la:' || u.username) FROM users u WHERE u.id = NEW.author_id;
+    ELSIF TG_OP = 'UPDATE' THEN
+        PERFORM conduit_cache_send('a:' || OLD.slug);
+        IF NEW.slug IS DISTINCT FROM OLD.slug THEN
+            PERFORM conduit_cache_send('a:' || NEW.slug);
+        END IF;
+    ELSE
+        PERFORM conduit_cache_send('a:' || OLD.slug);
+        PERFORM conduit_cache_send('ld');
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+-- A tag given to or taken from an article: that tag's list (lt:<name>).
+CREATE FUNCTION conduit_cache_article_tags() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF current_setting('conduit.cache_notify', true) IS DISTINCT FROM 'on' THEN
+        RETURN NULL;
+    END IF;
+    -- A tag gone with the article is covered by the article's ld.
+    PERFORM conduit_cache_send('lt:' || t.name)
+       FROM tags t
+      WHERE t.id = CASE WHEN TG_OP = 'DELETE' THEN OLD.tag_id ELSE NEW.tag_id END;
+    RETURN NULL;
+END
+$fn$;
+
+-- Favorites: for each, the article (its count, a:<slug>), the user's
+-- favorites (v:<id>) and their favorited list (lf:<username>).
+-- Statement-level, new_rows on insert and old_rows on delete; over 100 at
+-- once (an article deleted with its favorites) drops everything instead.
+CREATE FUNCTION conduit_cache_favorite(uid int8, aid int8) RETURNS void
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM conduit_cache_send('a:' || a.slug) FROM articles a WHERE a.id = aid;
+    PERFORM conduit_cache_send('v:' || uid);
+    PERFORM conduit_cache_send('lf:' || u.username) FROM users u WHERE u.id = uid;
+END
+$fn$;
+
+CREATE FUNCTION conduit_cache_favorites_ins() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF current_setting('conduit.cache_notify', true) IS DISTINCT FROM 'on' THEN
+        RETURN NULL;
+    END IF;
+    IF (SELECT count(*) FROM (SELECT 1 FROM new_rows LIMIT 101) x) > 100 THEN
+        PERFORM conduit_cache_send('*');
+    ELSE
+        PERFORM conduit_cache_favorite(x.user_id, x.article_id) FROM new_rows x;
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION conduit_cache_favorites_del() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF current_setting('conduit.cache_notify', true) IS DISTINCT FROM 'on' THEN
+        RETURN NULL;
+    END IF;
+    IF (SELECT count(*) FROM (SELECT 1 FROM old_rows LIMIT 101) x) > 100 THEN
+        PERFORM conduit_cache_send('*');
+    ELSE
+        PERFORM conduit_cache_favorite(x.user_id, x.article_id) FROM old_rows x;
+    END IF;
     RETURN NULL;
 END
 $fn$;
@@ -756,6 +838,18 @@ CREATE TRIGGER conduit_cache_follows
 CREATE TRIGGER conduit_cache_tags
     AFTER INSERT OR DELETE OR UPDATE OF name, article_count ON tags
     FOR EACH STATEMENT EXECUTE FUNCTION conduit_cache_tags();
+CREATE TRIGGER conduit_cache_articles
+    AFTER INSERT OR DELETE OR UPDATE OF slug, title, description, body, updated_at ON articles
+    FOR EACH ROW EXECUTE FUNCTION conduit_cache_articles();
+CREATE TRIGGER conduit_cache_article_tags
+    AFTER INSERT OR DELETE ON article_tags
+    FOR EACH ROW EXECUTE FUNCTION conduit_cache_article_tags();
+CREATE TRIGGER conduit_cache_favorites_ins
+    AFTER INSERT ON favorites REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_cache_favorites_ins();
+CREATE TRIGGER conduit_cache_favorites_del
+    AFTER DELETE ON favorites REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_cache_favorites_del();
 
 ANALYZE users, articles, tags, article_tags, favorites, follows, comments, article_count_stripes;
 

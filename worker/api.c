@@ -260,7 +260,7 @@ tag_list(struct evbuffer *b, const PGresult *r, int row, int col)
 }
 
 void
-api_article_object(struct evbuffer *b, const PGresult *r, int row, int with_body)
+api_article_head(struct evbuffer *b, const PGresult *r, int row)
 {
     evbuffer_add(b, "{\"slug\":", 8);
     api_text_or_null(b, r, row, 0);
@@ -268,21 +268,39 @@ api_article_object(struct evbuffer *b, const PGresult *r, int row, int with_body
     api_text_or_null(b, r, row, 1);
     evbuffer_add(b, ",\"description\":", 15);
     api_text_or_null(b, r, row, 2);
-    if (with_body) {
-        evbuffer_add(b, ",\"body\":", 8);
-        api_text_or_null(b, r, row, 12);
-    }
+}
+
+void
+api_article_tail(struct evbuffer *b, const PGresult *r, int row)
+{
     evbuffer_add(b, ",\"tagList\":", 11);
     tag_list(b, r, row, 3);
     evbuffer_add(b, ",\"createdAt\":", 13);
     api_timestamp(b, r, row, 4);
     evbuffer_add(b, ",\"updatedAt\":", 13);
     api_timestamp(b, r, row, 5);
+}
+
+void
+api_article_flags(struct evbuffer *b, int favorited, int64_t favorites_count)
+{
     evbuffer_add(b, ",\"favorited\":", 13);
-    json_out_bool(b, db_bool(r, row, 6));
+    json_out_bool(b, favorited);
     evbuffer_add(b, ",\"favoritesCount\":", 18);
-    json_out_int(b, db_int8(r, row, 7));
+    json_out_int(b, favorites_count);
     evbuffer_add(b, ",\"author\":", 10);
+}
+
+void
+api_article_object(struct evbuffer *b, const PGresult *r, int row, int with_body)
+{
+    api_article_head(b, r, row);
+    if (with_body) {
+        evbuffer_add(b, ",\"body\":", 8);
+        api_text_or_null(b, r, row, 12);
+    }
+    api_article_tail(b, r, row);
+    api_article_flags(b, db_bool(r, row, 6), db_int8(r, row, 7));
     api_profile_object(b, r, row, 8);
     evbuffer_add(b, "}", 1);
 }

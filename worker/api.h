@@ -132,6 +132,16 @@ void api_profile_head(struct evbuffer *b, const PGresult *r, int row, int col);
 /* An article object (columns 0..11, and 12 body when with_body). */
 void api_article_object(struct evbuffer *b, const PGresult *r, int row, int with_body);
 
+/*
+ * The same in the parts the cache keeps apart (worker/cache_articles.c),
+ * in this order: the head ({"slug" to "description"), ,"body": and the
+ * body when wanted, the tail ("tagList" to "updatedAt"), the flags (up to
+ * "author":), the author's api_profile_head(), "following", "}}".
+ */
+void api_article_head(struct evbuffer *b, const PGresult *r, int row);
+void api_article_tail(struct evbuffer *b, const PGresult *r, int row);
+void api_article_flags(struct evbuffer *b, int favorited, int64_t favorites_count);
+
 /* A comment object (columns 0..7). */
 void api_comment_object(struct evbuffer *b, const PGresult *r, int row);
 

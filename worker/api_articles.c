@@ -2,7 +2,10 @@
  * api_articles: the article list, the feed, one article, and its writes
  * (create, update, delete, favorite, unfavorite).
  *
- * Writes keep their parsed body and their query parameters in c->state:
+ * With the cache on, the reads (the one-filter lists, the feed, one
+ * article) are answered from worker/cache_articles.h when it holds all
+ * they need, and the writes invalidate what they changed before they
+ * answer.  Writes keep their parsed body and their query parameters in c->state:
  * article_insert and article_update may fail in a way sql/queries.sql
  * calls safe to retry once (23505 articles_slug_key, 40P01), and the retry
  * sends the very same parameters again.
@@ -22,6 +25,7 @@
 #include "worker/api.h"
 #include "worker/auth.h"
 #include "worker/cache.h"
+#include "worker/cache_articles.h"
 #include "worker/env.h"
 #include "worker/http.h"
 #include "worker/reqbody.h"
@@ -205,11 +209,97 @@ read_tags(struct http_ctx *c, const cJSON *obj, struct art_req *a)
 
 /* ---------------------------------------------------------------- lists */
 
+/*
+ * A read the cache may answer (a list, the feed, one article), kept
+ * between the viewer's sets, the cache and the statement.
+ */
+struct read_req {
+    enum sql_query_id q;
+    enum cache_list kind;
+    int one;        /* one article, not a list */
+    int sets_tried; /* viewer_sets was sent once already */
+    const char *filter;
+    char limit[24], offset[24], viewer[24];
+    const char *params[6];
+    char key[CACHE_KEY_MAX];
+};
+
+static void on_list(void *arg, enum db_status st, const PGresult *res);
+static void read_go_sets(void *arg, enum db_status st, const PGresult *res);
+static void on_article_read(void *arg, enum db_status st, const PGresult *res);
+
+/* ],"articlesCount":N} after the articles. */
+static void
+list_close(struct evbuffer *b, int64_t count)
+{
+    evbuffer_add(b, "],\"articlesCount\":", 18);
+    json_out_int(b, count);
+    evbuffer_add(b, "}", 1);
+}
+
+/*
+ * From the cache when it holds the page (or the article), its articles and
+ * the viewer's sets; else from the statement, whose answer fills them.  A
+ * signed-in viewer's sets come first, by one statement, when missing.
+ */
+static void
+read_go(struct http_ctx *c)
+{
+    struct read_req *r = c->state;
+    struct cache *k = c->env->cache;
+    struct evbuffer *b = c->env->scratch;
+    struct cache_viewer v, *vp = NULL;
+    int cached = cache_enabled(k);
+    int64_t count;
+
+    if (cached && c->user_id) {
+        int got = cache_viewer_get(k, c->user_id, &v);
+        if (got == 0 && !r->sets_tried) {
+            const char *params[2] = {r->viewer, CACHE_SET_MAX_TEXT};
+            r->sets_tried = 1;
+            api_cache_fill(c, k);
+            api_query(c, SQL_VIEWER_SETS, params, read_go_sets);
+            return;
+        }
+        if (got == 1)
+            vp = &v;
+        else
+            cached = 0; /* too many to keep, or refused twice: the statement answers */
+    }
+    if (cached && r->one && cache_article_render(k, r->params[0], vp, b)) {
+        http_reply(c, 200, b);
+        return;
+    }
+    if (cached && !r->one && cache_page_render(k, r->key, vp, b, &count)) {
+        evbuffer_prepend(b, "{\"articles\":[", 13);
+        list_close(b, count);
+        http_reply(c, 200, b);
+        return;
+    }
+    if (cached)
+        api_cache_fill(c, k);
+    else
+        c->cache_fill = 0;
+    api_query(c, r->q, r->params, r->one ? on_article_read : on_list);
+}
+
+static void
+read_go_sets(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+
+    if (api_db_failed(c, st, res) || api_caller_gone(c, res))
+        return;
+    cache_fill_viewer(c->env->cache, c->user_id, res, c->cache_epoch);
+    read_go(c);
+}
+
 /* {"articles":[...],"articlesCount":N} from a list result (no body). */
 static void
 on_list(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
+    struct read_req *r = c->state;
     struct evbuffer *b;
     int n, first = 1;
 
@@ -222,6 +312,8 @@ on_list(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 500, "internal error");
         return;
     }
+    if (r && c->cache_fill)
+        cache_page_fill(c->env->cache, r->key, r->kind, r->filter, c->user_id, res, c->cache_epoch);
     b = c->env->scratch;
     evbuffer_add(b, "{\"articles\":[", 13);
     for (int i = 0; i < n; i++) {
@@ -232,9 +324,7 @@ on_list(void *arg, enum db_status st, const PGresult *res)
         api_article_object(b, res, i, 0);
         first = 0;
     }
-    evbuffer_add(b, "],\"articlesCount\":", 18);
-    json_out_int(b, db_int8(res, 0, COL_ARTICLES_COUNT));
-    evbuffer_add(b, "}", 1);
+    list_close(b, db_int8(res, 0, COL_ARTICLES_COUNT));
     http_reply(c, 200, b);
 }
 
@@ -274,13 +364,22 @@ read_filter(struct http_ctx *c, const char *name, const char **out)
     return 0;
 }
 
+/* Is the cache on and serving (its listener up)? */
+static int
+cache_serving(const struct http_ctx *c)
+{
+    return c->env->cache && cache_enabled(c->env->cache);
+}
+
 void
 api_articles_list(struct http_ctx *c)
 {
-    const char *tag, *author, *favorited;
-    char limit[24], offset[24], viewer[24];
+    const char *tag, *author, *favorited, *filter;
+    char limit[24], offset[24], viewer[24], key[CACHE_KEY_MAX];
     const char *params[6];
     enum sql_query_id q;
+    enum cache_list kind = CACHE_LIST_ALL;
+    struct read_req *r;
     int nfilters;
 
     if (auth_caller(c, AUTH_OPTIONAL) < 0 || read_page(c, limit, offset) < 0 ||
@@ -289,23 +388,47 @@ api_articles_list(struct http_ctx *c)
         return;
     /* One variant per filter shape (see the list notes in queries.sql). */
     nfilters = !!tag + !!author + !!favorited;
-    if (nfilters == 0)
+    if (nfilters == 0) {
         q = SQL_ARTICLES_LIST;
-    else if (nfilters > 1)
+    } else if (nfilters > 1) {
         q = SQL_ARTICLES_LIST_FILTERED;
-    else if (tag)
+    } else if (tag) {
         q = SQL_ARTICLES_LIST_TAG;
-    else if (author)
+        kind = CACHE_LIST_TAG;
+    } else if (author) {
         q = SQL_ARTICLES_LIST_AUTHOR;
-    else
+        kind = CACHE_LIST_AUTHOR;
+    } else {
         q = SQL_ARTICLES_LIST_FAVORITED;
-    params[0] = tag;
-    params[1] = author;
-    params[2] = favorited;
-    params[3] = limit;
-    params[4] = offset;
-    params[5] = api_viewer(c, viewer);
-    api_query(c, q, params, on_list);
+        kind = CACHE_LIST_FAVORITED;
+    }
+    filter = tag ? tag : author ? author : favorited;
+    if (nfilters > 1 || !cache_serving(c) ||
+        cache_page_key(kind, filter, 0, limit, offset, key) < 0) {
+        params[0] = tag;
+        params[1] = author;
+        params[2] = favorited;
+        params[3] = limit;
+        params[4] = offset;
+        params[5] = api_viewer(c, viewer);
+        api_query(c, q, params, on_list);
+        return;
+    }
+    if (!(r = api_state_new(c, sizeof(*r), free)))
+        return;
+    r->q = q;
+    r->kind = kind;
+    r->filter = filter;
+    memcpy(r->key, key, sizeof(key));
+    memcpy(r->limit, limit, sizeof(limit));
+    memcpy(r->offset, offset, sizeof(offset));
+    r->params[0] = tag;
+    r->params[1] = author;
+    r->params[2] = favorited;
+    r->params[3] = r->limit;
+    r->params[4] = r->offset;
+    r->params[5] = api_viewer(c, r->viewer);
+    read_go(c);
 }
 
 void
@@ -313,20 +436,70 @@ api_articles_feed(struct http_ctx *c)
 {
     char limit[24], offset[24], viewer[24];
     const char *params[3];
+    struct read_req *r;
 
     if (auth_caller(c, AUTH_REQUIRED) < 0 || read_page(c, limit, offset) < 0)
         return;
-    params[0] = api_itoa(c->user_id, viewer);
-    params[1] = limit;
-    params[2] = offset;
-    api_query(c, SQL_ARTICLES_FEED, params, on_list);
+    if (!cache_serving(c)) {
+        params[0] = api_itoa(c->user_id, viewer);
+        params[1] = limit;
+        params[2] = offset;
+        api_query(c, SQL_ARTICLES_FEED, params, on_list);
+        return;
+    }
+    if (!(r = api_state_new(c, sizeof(*r), free)))
+        return;
+    r->q = SQL_ARTICLES_FEED;
+    r->kind = CACHE_LIST_FEED;
+    cache_page_key(CACHE_LIST_FEED, NULL, c->user_id, limit, offset, r->key);
+    memcpy(r->limit, limit, sizeof(limit));
+    memcpy(r->offset, offset, sizeof(offset));
+    r->params[0] = api_itoa(c->user_id, r->viewer);
+    r->params[1] = r->limit;
+    r->params[2] = r->offset;
+    read_go(c);
 }
 
 /* ---------------------------------------------------------------- one article */
 
-/* article_get, favorite, unfavorite: zero rows is a 404. */
+/* article_get: zero rows is a 404; the row fills the cache when it was asked to. */
 static void
-on_article(void *arg, enum db_status st, const PGresult *res)
+on_article_read(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+
+    if (api_db_failed(c, st, res) || api_caller_gone(c, res))
+        return;
+    if (PQntuples(res) == 0) {
+        http_error(c, 404, "article not found");
+        return;
+    }
+    if (c->state && c->cache_fill)
+        cache_article_fill(c->env->cache, res, c->cache_epoch);
+    reply_article(c, 200, res);
+}
+
+void
+api_article_get(struct http_ctx *c)
+{
+    struct read_req *r;
+
+    if (!cache_serving(c)) {
+        api_param_query(c, SQL_ARTICLE_GET, AUTH_OPTIONAL, on_article_read);
+        return;
+    }
+    if (auth_caller(c, AUTH_OPTIONAL) < 0 || !(r = api_state_new(c, sizeof(*r), free)))
+        return;
+    r->q = SQL_ARTICLE_GET;
+    r->one = 1;
+    r->params[0] = http_param(c, 0, NULL);
+    r->params[1] = api_viewer(c, r->viewer);
+    read_go(c);
+}
+
+/* favorite, unfavorite: zero rows is a 404. */
+static void
+on_favorite(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
 
@@ -336,25 +509,21 @@ on_article(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 404, "article not found");
         return;
     }
+    if (c->env->cache)
+        cache_wrote_favorite(c->env->cache, res, c->user_id);
     reply_article(c, 200, res);
-}
-
-void
-api_article_get(struct http_ctx *c)
-{
-    api_param_query(c, SQL_ARTICLE_GET, AUTH_OPTIONAL, on_article);
 }
 
 void
 api_article_favorite(struct http_ctx *c)
 {
-    api_param_query(c, SQL_FAVORITE, AUTH_REQUIRED, on_article);
+    api_param_query(c, SQL_FAVORITE, AUTH_REQUIRED, on_favorite);
 }
 
 void
 api_article_unfavorite(struct http_ctx *c)
 {
-    api_param_query(c, SQL_UNFAVORITE, AUTH_REQUIRED, on_article);
+    api_param_query(c, SQL_UNFAVORITE, AUTH_REQUIRED, on_favorite);
 }
 
 /* article_delete: zero rows 404; column 0 is_author, false 403. */
@@ -382,6 +551,8 @@ on_deleted(void *arg, enum db_status st, const PGresult *res)
         return;
     }
     drop_cached_tags(c);
+    if (c->env->cache)
+        cache_wrote_delete(c->env->cache, http_param(c, 0, NULL));
     http_reply(c, 204, NULL);
 }
 
@@ -406,6 +577,8 @@ on_created(void *arg, enum db_status st, const PGresult *res)
         return;
     }
     drop_cached_tags(c);
+    if (c->env->cache)
+        cache_wrote_article(c->env->cache, res, c->user_id, NULL, 1);
     reply_article(c, 201, res);
 }
 
@@ -454,6 +627,9 @@ on_updated(void *arg, enum db_status st, const PGresult *res)
         return;
     }
     drop_cached_tags(c);
+    if (c->env->cache)
+        cache_wrote_article(c->env->cache, res, c->user_id, http_param(c, 0, NULL),
+                            ((struct art_req *)c->state)->tags != NULL);
     reply_article(c, 200, res);
 }
 

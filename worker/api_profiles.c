@@ -20,12 +20,13 @@
 #include "worker/api.h"
 #include "worker/auth.h"
 #include "worker/cache.h"
+#include "worker/cache_articles.h"
 #include "worker/env.h"
 #include "worker/http.h"
 
 /* A viewer following more is not cached: the list would cost more than it saves. */
-#define FOLLOWEES_MAX 1000
-#define FOLLOWEES_MAX_TEXT "1000"
+#define FOLLOWEES_MAX CACHE_SET_MAX
+#define FOLLOWEES_MAX_TEXT CACHE_SET_MAX_TEXT
 /* Room for "p:" and a username; longer names (none the API lets in) go uncached. */
 #define KEY_MAX 128
 
@@ -62,23 +63,6 @@ followees_key(int64_t viewer, char key[KEY_MAX])
     snprintf(key, KEY_MAX, "f:%lld", (long long)viewer);
 }
 
-static int
-cmp_id(const void *a, const void *b)
-{
-    int64_t x, y;
-
-    memcpy(&x, a, sizeof(x));
-    memcpy(&y, b, sizeof(y));
-    return (x > y) - (x < y);
-}
-
-/* Does the f: value (sorted ids) hold id? */
-static int
-follows_id(const void *val, size_t len, int64_t id)
-{
-    return bsearch(&id, val, len / sizeof(int64_t), sizeof(int64_t), cmp_id) != NULL;
-}
-
 /*
  * Answers from the cache and returns 1, or returns 0 on a miss, with
  * *no_followees set when the viewer's followees were looked up and missing.
@@ -106,7 +90,7 @@ reply_cached(struct http_ctx *c, struct cache *k, const char *username, int *no_
     b = c->env->scratch;
     evbuffer_add(b, "{\"profile\":", 11);
     evbuffer_add(b, p + sizeof(id), plen - sizeof(id));
-    json_out_bool(b, f && follows_id(f, flen, id));
+    json_out_bool(b, f && cache_ids_has(f, flen / sizeof(int64_t), id));
     evbuffer_add(b, "}}", 2);
     http_reply(c, 200, b);
     return 1;
@@ -139,22 +123,14 @@ fill_followees(struct http_ctx *c, struct cache *k, const PGresult *res)
 {
     const char *s = db_text(res, 0, 5, NULL);
     int64_t ids[FOLLOWEES_MAX];
-    size_t n = 0;
+    int n;
     char key[KEY_MAX];
 
-    if (!s)
+    if (!s || (n = cache_ids_parse(s, ids, FOLLOWEES_MAX)) < 0)
         return;
-    while (*s && n < FOLLOWEES_MAX) {
-        char *end;
-        ids[n++] = strtoll(s, &end, 10);
-        if (end == s)
-            return; /* not what the query promises: keep nothing */
-        s = *end == ',' ? end + 1 : end;
-    }
-    qsort(ids, n, sizeof(ids[0]), cmp_id);
     followees_key(c->user_id, key);
     /* An empty set is a value too: the viewer follows nobody. */
-    cache_put(k, key, ids, n * sizeof(ids[0]), c->cache_epoch);
+    cache_put(k, key, ids, (size_t)n * sizeof(ids[0]), c->cache_epoch);
 }
 
 /* ---------------------------------------------------------------- handlers */

@@ -346,29 +346,26 @@ api_user_get(struct http_ctx *c)
 }
 
 /*
- * After the caller changed themselves: drop what this worker holds of
- * them at once (their u: entry, and the profile under the old name it
- * records, and under the new one); the other workers hear it from
- * PostgreSQL.
+ * After the caller changed themselves: their u: entry, and the profile
+ * under the old name and the new one (pages by author or favoriter
+ * depend on it), for every worker of the instance at once; the other
+ * instances hear it from PostgreSQL.
  */
 static void
-drop_cached_self(struct http_ctx *c, const char *new_username)
+drop_cached_self(struct http_ctx *c, const PGresult *res)
 {
     struct cache *k = c->env->cache;
     char key[32], pkey[128];
-    const char *f[4];
-    const void *val;
-    size_t len;
 
     if (!k)
         return;
     user_key(c->user_id, key);
-    if ((val = cache_get(k, key, &len)) && cache_unpack(val, len, f, 4) == 0 && f[0] &&
-        snprintf(pkey, sizeof(pkey), "p:%s", f[0]) < (int)sizeof(pkey))
-        cache_drop(k, pkey);
     cache_drop(k, key);
-    if (new_username && snprintf(pkey, sizeof(pkey), "p:%s", new_username) < (int)sizeof(pkey))
-        cache_drop(k, pkey);
+    for (int col = 1; col <= 5; col += 4) {
+        const char *name = db_text(res, 0, col, NULL);
+        if (name && snprintf(pkey, sizeof(pkey), "p:%s", name) < (int)sizeof(pkey))
+            cache_drop(k, pkey);
+    }
 }
 
 static void
@@ -382,7 +379,7 @@ on_updated(void *arg, enum db_status st, const PGresult *res)
         api_no_caller(c);
         return;
     }
-    drop_cached_self(c, db_text(res, 0, 1, NULL));
+    drop_cached_self(c, res); /* 1 username, 5 old_username */
     reply_user(c, 200, res, NULL);
 }
 

@@ -4,12 +4,19 @@
  * two buckets, at least as many as the entries allowed, so chains stay
  * short without resizing.
  *
- * Invalidations are remembered per key, roughly: each one stamps the next
- * epoch into one of DROP_SLOTS slots chosen by the key's hash, and a fill
- * is refused when its key's slot (or a whole-cache clear) is newer than
- * the fill's read.  A global stamp would refuse every fill that was in
- * flight during any invalidation: with a hundred notifications a second,
- * most of them.  Two keys sharing a slot only cost a refused fill.
+ * Invalidations are remembered per key, roughly, in a table of stamps
+ * (common/stamps.h): each one stamps the next tick of a clock into the
+ * slot its key's hash chooses.  An entry keeps the epoch of the read that
+ * made it and the hashes of the keys it depends on (its own first); it is
+ * served only while none of their slots is newer, and a fill is refused
+ * outright when one already is (or the whole cache was cleared since).
+ * A global stamp would refuse every fill that was in flight during any
+ * invalidation: with a hundred notifications a second, most of them.
+ *
+ * The table is the instance's, in the scoreboard page, once
+ * cache_share_stamps() has been called: then an invalidation by one
+ * worker is seen by every other worker of the instance at its next
+ * lookup, with no message.  Until then it is the cache's own.
  */
 #include "config.h"
 
@@ -20,28 +27,35 @@
 #include <string.h>
 
 #include "common/scoreboard.h"
+#include "common/stamps.h"
 
 struct entry {
     struct entry *chain;       /* next in the bucket */
     struct entry *prev, *next; /* recency: prev is more recent */
     uint64_t hash;
-    size_t keylen, len;
-    char data[]; /* key, NUL, then the value */
+    uint64_t epoch; /* of the read that made the value */
+    size_t keylen, len, size;
+    size_t ndeps;
+    uint64_t deps[]; /* the hashes it depends on, then the key, NUL, and the value */
 };
-
-#define DROP_SLOTS 4096
 
 struct cache {
     struct entry **buckets;
     size_t mask;
     size_t count, max;
+    size_t bytes, max_bytes; /* what the entries take, allocation included */
     struct entry *mru, *lru;
-    uint64_t epoch;      /* the last stamp given */
-    uint64_t cleared_at; /* the stamp of the last cache_clear() */
-    uint64_t dropped_at[DROP_SLOTS];
+    uint64_t cleared_at; /* the tick of the last cache_clear() */
+    struct stamps *stamps, *own;
     int enabled;
     struct worker_slot *slot;
 };
+
+static char *
+entry_key(struct entry *e)
+{
+    return (char *)(e->deps + e->ndeps);
+}
 
 /* One more in a counter of the worker's scoreboard slot, if it has one. */
 #define COUNT(c, field)                                                                            \
@@ -50,9 +64,17 @@ struct cache {
             scoreboard_add(&(c)->slot->c.field, 1);                                                \
     } while (0)
 
+/* The gauge /metrics and /status read. */
+static void
+publish_bytes(struct cache *c)
+{
+    if (c->slot)
+        atomic_store_explicit(&c->slot->cache_bytes, (int64_t)c->bytes, memory_order_relaxed);
+}
+
 /* FNV-1a: keys are short text. */
 static uint64_t
-hash_key(const char *key, size_t n)
+hash_n(const char *key, size_t n)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
 
@@ -61,6 +83,12 @@ hash_key(const char *key, size_t n)
         h *= 0x100000001b3ULL;
     }
     return h;
+}
+
+uint64_t
+cache_key_hash(const char *key)
+{
+    return hash_n(key, strlen(key));
 }
 
 struct cache *
@@ -74,14 +102,33 @@ cache_new(size_t max_entries, struct worker_slot *slot)
     while (n < max_entries)
         n <<= 1;
     c->buckets = calloc(n, sizeof(*c->buckets));
-    if (!c->buckets) {
+    c->own = calloc(1, sizeof(*c->own));
+    if (!c->buckets || !c->own) {
+        free(c->buckets);
+        free(c->own);
         free(c);
         return NULL;
     }
+    c->stamps = c->own;
     c->mask = n - 1;
     c->max = max_entries ? max_entries : 1;
+    c->max_bytes = SIZE_MAX;
     c->slot = slot;
     return c;
+}
+
+void
+cache_share_stamps(struct cache *c, struct stamps *shared)
+{
+    cache_clear(c);
+    c->stamps = shared;
+    c->cleared_at = stamps_tick(shared);
+}
+
+void
+cache_limit_bytes(struct cache *c, size_t max_bytes)
+{
+    c->max_bytes = max_bytes;
 }
 
 static void
@@ -116,8 +163,8 @@ find(struct cache *c, const char *key, size_t keylen, uint64_t h)
 {
     struct entry **pp = &c->buckets[h & c->mask];
 
-    while (*pp &&
-           !((*pp)->hash == h && (*pp)->keylen == keylen && memcmp((*pp)->data, key, keylen) == 0))
+    while (*pp && !((*pp)->hash == h && (*pp)->keylen == keylen &&
+                    memcmp(entry_key(*pp), key, keylen) == 0))
         pp = &(*pp)->chain;
     return pp;
 }
@@ -130,17 +177,25 @@ remove_entry(struct cache *c, struct entry **pp)
     *pp = e->chain;
     unlink_recency(c, e);
     c->count--;
+    c->bytes -= e->size;
     free(e);
+    publish_bytes(c);
+}
+
+static void
+remove_lru(struct cache *c)
+{
+    struct entry *e = c->lru;
+
+    remove_entry(c, find(c, entry_key(e), e->keylen, e->hash));
 }
 
 void
 cache_clear(struct cache *c)
 {
-    while (c->mru) {
-        struct entry *e = c->mru;
-        remove_entry(c, find(c, e->data, e->keylen, e->hash));
-    }
-    c->cleared_at = ++c->epoch;
+    while (c->mru)
+        remove_lru(c);
+    c->cleared_at = stamps_tick(c->stamps);
 }
 
 void
@@ -150,6 +205,7 @@ cache_free(struct cache *c)
         return;
     cache_clear(c);
     free(c->buckets);
+    free(c->own);
     free(c);
 }
 
@@ -172,22 +228,50 @@ cache_count(const struct cache *c)
     return c->count;
 }
 
+size_t
+cache_bytes(const struct cache *c)
+{
+    return c->bytes;
+}
+
 uint64_t
 cache_epoch(const struct cache *c)
 {
-    return c->epoch;
+    return stamps_now(c->stamps);
+}
+
+/* Has something h stands for changed since epoch? */
+static int
+changed(const struct cache *c, uint64_t h, uint64_t epoch)
+{
+    return stamps_of(c->stamps, h) > epoch;
+}
+
+/* The fresh entry of key, or NULL; a stale one is dropped on the way. */
+static struct entry *
+lookup(struct cache *c, const char *key)
+{
+    size_t keylen = strlen(key);
+    struct entry **pp = find(c, key, keylen, hash_n(key, keylen));
+    struct entry *e = *pp;
+
+    for (size_t i = 0; e && i < e->ndeps; i++) {
+        if (changed(c, e->deps[i], e->epoch)) {
+            remove_entry(c, pp); /* another worker's write: gone for good */
+            return NULL;
+        }
+    }
+    return e;
 }
 
 const void *
 cache_get(struct cache *c, const char *key, size_t *len)
 {
-    size_t keylen = strlen(key);
     struct entry *e;
 
     if (!c->enabled)
         return NULL;
-    e = *find(c, key, keylen, hash_key(key, keylen));
-    if (!e) {
+    if (!(e = lookup(c, key))) {
         COUNT(c, cache_misses);
         return NULL;
     }
@@ -195,46 +279,76 @@ cache_get(struct cache *c, const char *key, size_t *len)
     unlink_recency(c, e);
     push_front(c, e);
     *len = e->len;
-    return e->data + e->keylen + 1;
+    return entry_key(e) + e->keylen + 1;
+}
+
+const void *
+cache_peek(struct cache *c, const char *key, size_t *len)
+{
+    struct entry *e;
+
+    if (!c->enabled || !(e = lookup(c, key)))
+        return NULL;
+    *len = e->len;
+    return entry_key(e) + e->keylen + 1;
 }
 
 void
 cache_put(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch)
 {
+    cache_put_deps(c, key, val, len, epoch, NULL, 0);
+}
+
+void
+cache_put_deps(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch,
+               const uint64_t *deps, size_t ndeps)
+{
     size_t keylen = strlen(key);
-    uint64_t h = hash_key(key, keylen);
+    uint64_t h = hash_n(key, keylen);
+    size_t size = sizeof(struct entry) + (ndeps + 1) * sizeof(uint64_t) + keylen + 1 + len;
     struct entry **pp, *e;
 
-    if (!c->enabled || c->cleared_at > epoch || c->dropped_at[h % DROP_SLOTS] > epoch)
+    if (!c->enabled || c->cleared_at > epoch || changed(c, h, epoch) || size > c->max_bytes)
         return;
+    for (size_t i = 0; i < ndeps; i++)
+        if (changed(c, deps[i], epoch))
+            return;
     pp = find(c, key, keylen, h);
     if (*pp)
         remove_entry(c, pp);
-    else if (c->count >= c->max)
-        remove_entry(c, find(c, c->lru->data, c->lru->keylen, c->lru->hash));
-    e = malloc(sizeof(*e) + keylen + 1 + len);
+    while (c->mru && (c->count >= c->max || c->bytes + size > c->max_bytes))
+        remove_lru(c);
+    e = malloc(size);
     if (!e)
         return; /* a cache may always forget */
     e->hash = h;
+    e->epoch = epoch;
     e->keylen = keylen;
     e->len = len;
-    memcpy(e->data, key, keylen + 1);
-    memcpy(e->data + keylen + 1, val, len);
+    e->size = size;
+    e->ndeps = ndeps + 1;
+    e->deps[0] = h;
+    if (ndeps)
+        memcpy(e->deps + 1, deps, ndeps * sizeof(uint64_t));
+    memcpy(entry_key(e), key, keylen + 1);
+    memcpy(entry_key(e) + keylen + 1, val, len);
     pp = &c->buckets[h & c->mask];
     e->chain = *pp;
     *pp = e;
     push_front(c, e);
     c->count++;
+    c->bytes += size;
+    publish_bytes(c);
 }
 
 void
 cache_drop(struct cache *c, const char *key)
 {
     size_t keylen = strlen(key);
-    uint64_t h = hash_key(key, keylen);
+    uint64_t h = hash_n(key, keylen);
     struct entry **pp = find(c, key, keylen, h);
 
-    c->dropped_at[h % DROP_SLOTS] = ++c->epoch;
+    stamps_bump(c->stamps, h);
     COUNT(c, cache_invalidations);
     if (*pp)
         remove_entry(c, pp);

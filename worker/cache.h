@@ -1,22 +1,32 @@
 /*
- * cache: a worker's private cache of what almost every request reads and
- * few change (see docs/design.md, "Beyond one machine"): the user behind a
- * token, profiles, the followees of a viewer, the tag list.
+ * cache: a worker's private cache of what the reads need (see
+ * docs/caching.md): the user behind a token, profiles, the sets of a
+ * viewer, the tag list, articles and list pages (worker/cache_articles.h).
  *
  * A bounded map from a text key to a byte value, least recently used out
- * first.  Keys name what they hold, and the same names travel in the
- * invalidations PostgreSQL sends (sql/schema.sql, "Cache notifications"):
+ * first, bounded in entries and in bytes.  Keys name what they hold, and
+ * the same names travel in the invalidations PostgreSQL sends
+ * (sql/schema.sql, "Cache notifications"):
  *     u:<id>        a user (GET /api/user)
  *     p:<username>  a profile without the viewer's "following"
  *     f:<id>        the ids a user follows
  *     tags          the GET /api/tags body
+ * and those of cache_articles.h.  A key may also stand for a set of
+ * things that only ever changes, never holds a value (lg: "the global
+ * list changed"): entries that depend on it name it in their deps.
  *
- * Coherence.  Every entry is dropped when its invalidation arrives
+ * Coherence.  An entry is served only while neither its key nor any key
+ * it depends on was invalidated after the read that made it; the
+ * invalidation stamps are shared by the workers of the instance
+ * (common/stamps.h), so a write one worker has answered is never served
+ * stale by another.  A writer calls cache_drop() for what it changed
+ * before answering; other instances' writes arrive as notifications
  * (cache_sync.c).  A value read from the database while an invalidation
  * of it was on its way must not be stored after the invalidation: a
  * reader takes cache_epoch() before it sends its query, and cache_put()
- * stores nothing when that key (or, rarely, another sharing its stamp
- * slot) was invalidated since, or the whole cache was cleared.
+ * stores nothing when that key or a dependency (or, rarely, another key
+ * sharing its stamp slot) was invalidated since, or the whole cache was
+ * cleared.
  *
  * With standbys (db_read), a query whose answer fills the cache is sent to
  * the primary (api_cache_fill()): the invalidations come from the primary,
@@ -29,7 +39,9 @@
  * not keep coherent.
  *
  * Ownership: the cache copies keys and values.  A value returned by
- * cache_get() stays valid until the next call that changes the cache.
+ * cache_get() stays valid until the next cache_put(), cache_drop() or
+ * cache_clear(), or a cache_get() of the same key (which drops it when it
+ * has gone stale).
  * One event loop uses it: no locking.
  */
 #ifndef CONDUITD_CACHE_H
@@ -39,6 +51,7 @@
 #include <stdint.h>
 
 struct worker_slot;
+struct stamps;
 struct cache;
 
 /* The one fixed key (the others carry an id or a name). */
@@ -48,6 +61,12 @@ struct cache;
 struct cache *cache_new(size_t max_entries, struct worker_slot *slot);
 void cache_free(struct cache *c);
 
+/* From now on, the instance's stamps (the scoreboard's): empties the cache. */
+void cache_share_stamps(struct cache *c, struct stamps *shared);
+
+/* Holds at most max_bytes (keys, values, bookkeeping); unbounded until called. */
+void cache_limit_bytes(struct cache *c, size_t max_bytes);
+
 /* Enabling starts empty; disabling drops everything. */
 void cache_enable(struct cache *c, int on);
 int cache_enabled(const struct cache *c);
@@ -55,20 +74,41 @@ int cache_enabled(const struct cache *c);
 /* The value of key, or NULL (a miss, counted when enabled). */
 const void *cache_get(struct cache *c, const char *key, size_t *len);
 
+/* The same, neither counted nor made more recent: for a look before a fill. */
+const void *cache_peek(struct cache *c, const char *key, size_t *len);
+
 /* To take before the query whose answer will be given to cache_put(). */
 uint64_t cache_epoch(const struct cache *c);
 
 /* Stores a copy, unless disabled or key was invalidated since epoch. */
 void cache_put(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch);
 
-/* An invalidation: forgets key (whether or not it was cached). */
+/* The hash a dependency is named by (of a key, which need not hold a value). */
+uint64_t cache_key_hash(const char *key);
+
+/*
+ * cache_put() of a value that is also stale once any of deps (hashes of
+ * keys, cache_key_hash()) is invalidated: refused if one already was
+ * since epoch.
+ */
+void cache_put_deps(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch,
+                    const uint64_t *deps, size_t ndeps);
+
+/*
+ * An invalidation: key changed (whether or not it was cached here).  With
+ * shared stamps every worker of the instance stops serving it at once.
+ */
 void cache_drop(struct cache *c, const char *key);
 
-/* Forgets everything (also an invalidation). */
+/*
+ * Forgets everything this worker holds and refuses what was read before
+ * (its listener was lost: it may have missed invalidations).
+ */
 void cache_clear(struct cache *c);
 
-/* How many entries are held. */
+/* How many entries are held, and the bytes they take. */
 size_t cache_count(const struct cache *c);
+size_t cache_bytes(const struct cache *c);
 
 /*
  * Values made of a few nullable strings (a user's fields, a profile's):

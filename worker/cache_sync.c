@@ -35,7 +35,7 @@
  * database made before they existed would never invalidate anything, and
  * a cache that cannot be kept coherent stays off.
  */
-#define TRIGGERS_EXPECTED 4
+#define TRIGGERS_EXPECTED 8
 
 enum sync_state { SYNC_DOWN, SYNC_CONNECTING, SYNC_STARTING, SYNC_LISTENING };
 

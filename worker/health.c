@@ -31,9 +31,9 @@ add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
 
     evbuffer_add_printf(
         b,
-        ",\"cache\":{\"enabled\":%s,\"entries\":%zu,\"hits\":%llu,\"misses\":%llu,"
-        "\"invalidations\":%llu",
-        cache_enabled(k) ? "true" : "false", cache_count(k),
+        ",\"cache\":{\"enabled\":%s,\"entries\":%zu,\"bytes\":%zu,\"hits\":%llu,"
+        "\"misses\":%llu,\"invalidations\":%llu",
+        cache_enabled(k) ? "true" : "false", cache_count(k), cache_bytes(k),
         (unsigned long long)atomic_load_explicit(&s->c.cache_hits, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_misses, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_invalidations, memory_order_relaxed));

@@ -67,7 +67,7 @@ get(const _Atomic uint64_t *v)
 
 /* What the live workers hold right now (the gauges), and how many are in each state. */
 struct live {
-    int64_t in_flight, queued;
+    int64_t in_flight, queued, cache_bytes;
     int64_t pool_busy, pool_idle, bcrypt_queued;
     int64_t read_busy, read_idle, standby_skipped;
     int64_t lag_us, lag_bytes; /* the largest any worker measured; -1: none knows */
@@ -89,6 +89,7 @@ sum_live(const struct scoreboard *sb, struct live *l)
         l->states[st]++;
         l->in_flight += atomic_load_explicit(&s->in_flight, memory_order_relaxed);
         l->queued += atomic_load_explicit(&s->queued, memory_order_relaxed);
+        l->cache_bytes += atomic_load_explicit(&s->cache_bytes, memory_order_relaxed);
         l->pool_busy += atomic_load_explicit(&s->pool_busy, memory_order_relaxed);
         l->pool_idle += atomic_load_explicit(&s->pool_idle, memory_order_relaxed);
         l->bcrypt_queued += atomic_load_explicit(&s->bcrypt_queued, memory_order_relaxed);
@@ -348,6 +349,10 @@ metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb)
         (long long)get(&t.cache_misses));
     one(b, "conduitd_cache_invalidations_total", "counter",
         "Cache entries dropped because the data changed.", (long long)get(&t.cache_invalidations));
+    one(b, "conduitd_cache_bytes", "gauge",
+        "Memory the live workers' caches hold, their bookkeeping included (cache_memory bounds "
+        "each).",
+        l.cache_bytes);
     one(b, "conduitd_bcrypt_jobs_total", "counter",
         "Password hashes and verifications handed to the hashing threads.",
         (long long)get(&t.bcrypt_jobs));

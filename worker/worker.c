@@ -549,14 +549,15 @@ notify_options(const PQconninfoOption *opts)
  * The database pool, the standbys' (db_read), the hashing threads, the
  * access log and the cache.  The connection string is --db / db, else
  * DATABASE_URL, else libpq's own PG* variables and defaults.  The
- * standbys' reads wait for the writes any worker noted in writes.  Any
+ * standbys' reads wait for the writes any worker noted in writes; the
+ * cache judges staleness by the stamps every worker bumps.  Any
  * failure here (a connection string that cannot parse, an access log that
  * cannot open, memory) will not mend by itself, so the worker exits with
  * the fatal status and the master stops respawning until a reload brings
  * another configuration.
  */
 static int
-setup_services(struct worker *w, struct lastwrite *writes)
+setup_services(struct worker *w, struct lastwrite *writes, struct stamps *stamps)
 {
     const struct config *c = w->env.cfg;
     const char *conninfo = c->db ? c->db : getenv("DATABASE_URL");
@@ -602,6 +603,10 @@ setup_services(struct worker *w, struct lastwrite *writes)
     }
     if (c->cache) {
         w->env.cache = cache_new((size_t)c->cache_size, w->env.slot);
+        if (w->env.cache) {
+            cache_share_stamps(w->env.cache, stamps);
+            cache_limit_bytes(w->env.cache, (size_t)c->cache_memory << 20);
+        }
         if (w->env.cache && c->cache_sync)
             w->env.sync = cache_sync_new(w->env.base, conninfo, "conduitd cache", w->env.cache);
         else if (w->env.cache)
@@ -702,7 +707,7 @@ worker_main(const struct worker_args *a)
         teardown(w);
         exit(1);
     }
-    if (setup_services(w, &a->sb->writes) < 0) {
+    if (setup_services(w, &a->sb->writes, &a->sb->stamps) < 0) {
         teardown(w);
         exit(WORKER_EXIT_FATAL);
     }

@@ -130,7 +130,8 @@ SELECT p.slug, p.title, p.description,
                 WHERE fo.follower_id = $1::int8 AND fo.followee_id = p.author_id) AS following,
        (SELECT count(*) FROM articles a
          WHERE a.author_id IN (SELECT followee_id FROM follows WHERE follower_id = $1::int8)) AS articles_count,
-       NOT EXISTS (SELECT 1 FROM users v WHERE v.id = $1::int8) AS caller_gone
+       NOT EXISTS (SELECT 1 FROM users v WHERE v.id = $1::int8) AS caller_gone,
+       p.id AS article_id, p.author_id
   FROM (SELECT 1) one
   LEFT JOIN (SELECT a.*
                FROM articles a

@@ -2,7 +2,9 @@
  * Unit tests for worker/cache.c: a bounded map that forgets the least
  * recently used first, never serves while disabled, refuses a value read
  * before an invalidation, and counts hits, misses and invalidations in the
- * worker's scoreboard slot.
+ * worker's scoreboard slot; entries that depend on other keys; two caches
+ * sharing one table of stamps, as the workers of an instance do; the
+ * bound in bytes.
  */
 #include "worker/cache.h"
 
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "common/scoreboard.h"
+#include "common/stamps.h"
 
 static struct worker_slot slot;
 
@@ -159,6 +162,114 @@ START_TEST(test_pack)
 }
 END_TEST
 
+START_TEST(test_deps)
+{
+    struct cache *c = enabled_cache(8);
+    uint64_t deps[2] = {cache_key_hash("lg"), cache_key_hash("u:7")};
+    uint64_t before = cache_epoch(c);
+
+    cache_put_deps(c, "L|10|0", "page", 5, before, deps, 2);
+    ck_assert_str_eq(get(c, "L|10|0"), "page");
+    /* A change of what it depends on makes it stale, held or not. */
+    cache_drop(c, "u:7");
+    ck_assert_ptr_null(get(c, "L|10|0"));
+    ck_assert_uint_eq(cache_count(c), 0);
+    /* A fill read before a dependency changed is refused. */
+    before = cache_epoch(c);
+    cache_drop(c, "lg");
+    cache_put_deps(c, "L|10|0", "old", 4, before, deps, 2);
+    ck_assert_ptr_null(get(c, "L|10|0"));
+    /* Changes of keys it does not name leave it alone. */
+    cache_put_deps(c, "L|10|0", "new", 4, cache_epoch(c), deps, 2);
+    cache_drop(c, "la:alice");
+    ck_assert_str_eq(get(c, "L|10|0"), "new");
+    /* cache_peek sees the same, without counting. */
+    {
+        size_t len;
+        uint64_t hits = slot.c.cache_hits;
+        ck_assert_str_eq(cache_peek(c, "L|10|0", &len), "new");
+        ck_assert_uint_eq(slot.c.cache_hits, hits);
+        cache_drop(c, "lg");
+        ck_assert_ptr_null(cache_peek(c, "L|10|0", &len));
+    }
+    cache_free(c);
+}
+END_TEST
+
+/*
+ * Two workers of one instance: a write answered by one is never served
+ * stale by the other, with no message between them.
+ */
+START_TEST(test_shared_stamps)
+{
+    struct stamps *shared = calloc(1, sizeof(*shared));
+    struct cache *a = enabled_cache(8), *b = enabled_cache(8);
+    uint64_t before;
+
+    ck_assert_ptr_nonnull(shared);
+    cache_share_stamps(a, shared);
+    cache_share_stamps(b, shared);
+    put(b, "u:1", "old");
+    ck_assert_str_eq(get(b, "u:1"), "old");
+    cache_drop(a, "u:1"); /* worker a wrote */
+    ck_assert_ptr_null(get(b, "u:1"));
+    /* b's read that was in flight during a's write is not kept. */
+    before = cache_epoch(b);
+    cache_drop(a, "u:1");
+    cache_put(b, "u:1", "stale", 6, before);
+    ck_assert_ptr_null(get(b, "u:1"));
+    /* A read sent after the write is. */
+    put(b, "u:1", "new");
+    ck_assert_str_eq(get(b, "u:1"), "new");
+    /* A clear is one worker's own (its listener): the other keeps its entries. */
+    cache_clear(a);
+    ck_assert_str_eq(get(b, "u:1"), "new");
+    /* Stamps only rise: a late, lower bump does not revive an entry. */
+    before = cache_epoch(b);
+    stamps_bump(shared, cache_key_hash("u:1"));
+    atomic_store(&shared->slot[cache_key_hash("u:1") & (STAMPS_SLOTS - 1)], before);
+    ck_assert_ptr_null(get(b, "u:1"));
+    cache_free(a);
+    cache_free(b);
+    free(shared);
+}
+END_TEST
+
+START_TEST(test_bytes_bound)
+{
+    struct cache *c = enabled_cache(1000);
+    char key[16], val[1000];
+
+    memset(val, 'x', sizeof(val) - 1);
+    val[sizeof(val) - 1] = '\0';
+    cache_limit_bytes(c, 20000);
+    for (int i = 0; i < 100; i++) {
+        snprintf(key, sizeof(key), "a:%d", i);
+        put(c, key, val);
+        ck_assert_uint_le(cache_bytes(c), 20000);
+    }
+    /* About 19 of 1 KB fit; the newest are kept. */
+    ck_assert_uint_ge(cache_count(c), 15);
+    ck_assert_uint_le(cache_count(c), 20);
+    ck_assert_ptr_nonnull(get(c, "a:99"));
+    ck_assert_ptr_null(get(c, "a:0"));
+    ck_assert_uint_eq((uint64_t)slot.cache_bytes, cache_bytes(c));
+    /* A value larger than the whole bound is never stored, and evicts nothing. */
+    {
+        char *big = malloc(30000);
+        size_t n = cache_count(c);
+        memset(big, 'y', 30000);
+        cache_put(c, "big", big, 30000, cache_epoch(c));
+        ck_assert_ptr_null(get(c, "big"));
+        ck_assert_uint_eq(cache_count(c), n);
+        free(big);
+    }
+    cache_clear(c);
+    ck_assert_uint_eq(cache_bytes(c), 0);
+    cache_free(c);
+}
+END_TEST
+
 static Suite *
 cache_suite(void)
 {
@@ -170,6 +281,9 @@ cache_suite(void)
     tcase_add_test(tc, test_invalidation_races);
     tcase_add_test(tc, test_disabled);
     tcase_add_test(tc, test_pack);
+    tcase_add_test(tc, test_deps);
+    tcase_add_test(tc, test_shared_stamps);
+    tcase_add_test(tc, test_bytes_bound);
     suite_add_tcase(s, tc);
     return s;
 }
