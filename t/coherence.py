@@ -680,6 +680,13 @@ def across_read(w, kind, c, i, t_write, stats, read_from, args):
             stats.first_stale += 1
             stats.stale_by_read[(kind, c.label)] = stats.stale_by_read.get((kind, c.label), 0) + 1
             stats.stale_delays.append((last_stale - t_write) * 1000.0)
+    # Each worker of B hears the notification on its own: within the delay
+    # one may still answer the old value after another answered the new one
+    # (docs/caching.md). Past it, none may: a value older than an
+    # invalidation a worker has heard is never stored again.
+    wait = t_write + args.settle_ms / 1000.0 - time.monotonic()
+    if wait > 0:
+        time.sleep(wait)
     for j in range(args.confirm):
         st, doc, raw, t0, t1 = request(read_from, "GET", c.path, None, c.token,
                                        w.ua("r%d.c%d" % (i, j)))
@@ -845,6 +852,9 @@ def main():
     p.add_argument("--bound-ms", type=int, default=2000)
     p.add_argument("--confirm", type=int, default=3,
                    help="across: reads after the first right one that must stay right")
+    p.add_argument("--settle-ms", type=int, default=250,
+                   help="across: the confirming reads are sent this long after the write's "
+                        "answer at the earliest (past the notification's delay)")
     p.add_argument("--stale-ms", type=int, default=1000)
     p.add_argument("--flap", action="store_true")
     args = p.parse_args()

@@ -19,7 +19,10 @@
 #     one worker;
 #   - across instances (write through A, read through B, another master on
 #     the same database) COHERENCE_ACROSS_PAIRS (300) pairs are each seen
-#     on B within 2 s and never go back to the old value; the delays
+#     on B within 2 s and, read again 250 ms after the write's answer
+#     (past the notification's delay), never go back to the old value
+#     (within the delay one worker of B may still answer it after another
+#     answered the new one: each hears the notification on its own); the delays
 #     (p50, p99, max) are reported, not bounded tighter: they are the
 #     notification's, measured by the benchmark, not by a pass/fail test;
 #   - the same pairs against an instance with --cache off (the control)
@@ -177,7 +180,7 @@ coh across --across "$A_BASE" "$B_BASE" --pairs "$ACROSS_PAIRS" --threads $THREA
 note "across A -> B: $R_pairs pairs in $(($(date +%s) - t0)) s, $R_first_stale stale on their first read; delay p50 $R_p50_ms ms, p99 $R_p99_ms ms, max $R_max_ms ms"
 is "across: no request failed" "$R_errors" 0
 is "across: every write seen on B within $BOUND_MS ms" "$R_unseen" 0
-is "across: no old value after the new one was seen" "$R_back" 0
+is "across: no old value after the new one was seen, once the delay has passed" "$R_back" 0
 is "across: coherence.py exits 0" "$COH_RC" 0
 
 # ------------------------------------------------------------ control: cache off
