@@ -980,28 +980,6 @@ SELECT (SELECT CASE WHEN count(*) > $2::int8 THEN NULL
                  WHERE user_id = $1::int8 LIMIT $2::int8 + 1) x) AS favorites,
        NOT EXISTS (SELECT FROM users v WHERE v.id = $1::int8) AS caller_gone;
 
--- name: authors_newest
--- read-only
--- $1 ids text (author ids joined by commas), $2 n int8.  -> one row per
--- author found: 0 author_id int8, 1 article_count int8, 2 newest text:
--- the author's $2 newest articles, newest first (created_at, then id,
--- descending: the feed's order), each "<created_at in microseconds since
--- 1970>,<id>,<slug>", joined by 0x1f ("" for none).  What the cache
--- merges a viewer's feed from (worker/cache_articles.h): one entry per
--- followee, shared by every viewer who follows them.  One range of
--- articles_author_created_idx per author.
-SELECT u.id AS author_id, u.article_count,
-       coalesce((SELECT string_agg(x.us || ',' || x.id || ',' || x.slug, E'\x1f'
-                                   ORDER BY x.created_at DESC, x.id DESC)
-                   FROM (SELECT a.id, a.slug, a.created_at,
-                                (extract(epoch FROM a.created_at) * 1000000)::int8 AS us
-                           FROM articles a
-                          WHERE a.author_id = u.id
-                          ORDER BY a.created_at DESC, a.id DESC
-                          LIMIT $2::int8) x), '') AS newest
-  FROM users u
- WHERE u.id = ANY (string_to_array($1::text, ',')::int8[]);
-
 -- name: wal_insert_lsn
 -- No parameters.  -> 0 lsn pg_lsn: the primary's WAL insert position.  Sent
 -- every few milliseconds when db_read is set: a write answered before it

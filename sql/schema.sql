@@ -634,8 +634,8 @@ $fn$;
 
 -- Articles: an insert changes the global list (lg), the author's list
 -- (la:<username>) and the feeds that show the author (aa:<author id>); an
--- edit changes the article (a:<slug>, under both slugs when it moved, and
--- then the author's newest, aa:); a delete the article and every list (ld).
+-- edit changes the article (a:<slug>, under both slugs when it moved); a
+-- delete the article and every list (ld).
 CREATE FUNCTION conduit_cache_articles() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
@@ -649,9 +649,7 @@ BEGIN
     ELSIF TG_OP = 'UPDATE' THEN
         PERFORM conduit_cache_send('a:' || OLD.slug);
         IF NEW.slug IS DISTINCT FROM OLD.slug THEN
-            -- The author's newest articles are kept by slug for the feeds.
             PERFORM conduit_cache_send('a:' || NEW.slug);
-            PERFORM conduit_cache_send('aa:' || NEW.author_id);
         END IF;
     ELSE
         PERFORM conduit_cache_send('a:' || OLD.slug);

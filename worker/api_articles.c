@@ -216,9 +216,8 @@ read_tags(struct http_ctx *c, const cJSON *obj, struct art_req *a)
 struct read_req {
     enum sql_query_id q;
     enum cache_list kind;
-    int one;           /* one article, not a list */
-    int sets_tried;    /* viewer_sets was sent once already */
-    int authors_tried; /* authors_newest too (a feed) */
+    int one;        /* one article, not a list */
+    int sets_tried; /* viewer_sets was sent once already */
     const char *filter;
     char limit[24], offset[24], viewer[24];
     const char *params[6];
@@ -227,7 +226,6 @@ struct read_req {
 
 static void on_list(void *arg, enum db_status st, const PGresult *res);
 static void read_go_sets(void *arg, enum db_status st, const PGresult *res);
-static void read_go_newest(void *arg, enum db_status st, const PGresult *res);
 static void on_article_read(void *arg, enum db_status st, const PGresult *res);
 
 /* ],"articlesCount":N} after the articles. */
@@ -272,25 +270,6 @@ read_go(struct http_ctx *c)
         http_reply(c, 200, b);
         return;
     }
-    if (cached && r->kind == CACHE_LIST_FEED && vp) {
-        /* Merged from the followees' newest articles, fetched once when missing. */
-        char missing[CACHE_FEED_FOLLOWEES_MAX * 21 + 1];
-        int got = cache_feed_render(k, vp, strtol(r->limit, NULL, 10), strtol(r->offset, NULL, 10),
-                                    b, &count, missing, sizeof(missing));
-        if (got < 0 && !r->authors_tried) {
-            const char *params[2] = {missing, CACHE_NEWEST_MAX_TEXT};
-            r->authors_tried = 1;
-            api_cache_fill(c, k);
-            api_query(c, SQL_AUTHORS_NEWEST, params, read_go_newest);
-            return;
-        }
-        if (got == 1) {
-            evbuffer_prepend(b, "{\"articles\":[", 13);
-            list_close(b, count);
-            http_reply(c, 200, b);
-            return;
-        }
-    }
     if (cached && !r->one && cache_page_render(k, r->key, vp, b, &count)) {
         evbuffer_prepend(b, "{\"articles\":[", 13);
         list_close(b, count);
@@ -312,17 +291,6 @@ read_go_sets(void *arg, enum db_status st, const PGresult *res)
     if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
     cache_fill_viewer(c->env->cache, c->user_id, res, c->cache_epoch);
-    read_go(c);
-}
-
-static void
-read_go_newest(void *arg, enum db_status st, const PGresult *res)
-{
-    struct http_ctx *c = arg;
-
-    if (api_db_failed(c, st, res))
-        return;
-    cache_fill_newest(c->env->cache, res, c->cache_epoch);
     read_go(c);
 }
 

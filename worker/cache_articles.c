@@ -292,47 +292,13 @@ struct page_hdr {
     uint32_t n;
 };
 
-/*
- * The articles of slugs (n of them, each lens[i] bytes) from the cache,
- * joined by commas, into b: 1 when written, 0 when one is missing (b
- * untouched).
- */
-static int
-render_slugs(struct cache *k, const unsigned char *const *slugs, const unsigned char *lens,
-             uint32_t n, const struct cache_viewer *v, struct evbuffer *b)
-{
-    const void *vals[PAGE_MAX];
-    struct rec recs[PAGE_MAX];
-
-    if (n > PAGE_MAX)
-        return 0;
-    for (uint32_t i = 0; i < n; i++) {
-        char akey[CACHE_KEY_MAX];
-        size_t vlen;
-        if (lens[i] + 3u > CACHE_KEY_MAX)
-            return 0;
-        memcpy(akey, "a:", 2);
-        memcpy(akey + 2, slugs[i], lens[i]);
-        akey[2 + lens[i]] = '\0';
-        /* Another entry's lookup never frees the values gathered so far. */
-        if (!(vals[i] = cache_get(k, akey, &vlen)) || rec_read(vals[i], vlen, &recs[i]) < 0)
-            return 0;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        if (i)
-            evbuffer_add(b, ",", 1);
-        rec_render(b, vals[i], &recs[i], 0, v);
-    }
-    return 1;
-}
-
 int
 cache_page_render(struct cache *k, const char *key, const struct cache_viewer *v,
                   struct evbuffer *b, int64_t *count)
 {
     const unsigned char *page, *p, *end;
-    const unsigned char *slugs[PAGE_MAX];
-    unsigned char lens[PAGE_MAX];
+    const void *vals[PAGE_MAX];
+    struct rec recs[PAGE_MAX];
     struct page_hdr h;
     size_t len;
 
@@ -344,184 +310,25 @@ cache_page_render(struct cache *k, const char *key, const struct cache_viewer *v
     p = page + sizeof(h);
     end = page + len;
     for (uint32_t i = 0; i < h.n; i++) {
-        if (p >= end || (size_t)(end - p) < 1u + *p)
+        char akey[CACHE_KEY_MAX];
+        size_t vlen;
+        if (p >= end || (size_t)(end - p) < 1u + *p || *p + 3u > CACHE_KEY_MAX)
             return 0;
-        lens[i] = *p;
-        slugs[i] = p + 1;
+        memcpy(akey, "a:", 2);
+        memcpy(akey + 2, p + 1, *p);
+        akey[2 + *p] = '\0';
         p += 1 + *p;
+        /* Another entry's lookup never frees this page's value. */
+        if (!(vals[i] = cache_get(k, akey, &vlen)) || rec_read(vals[i], vlen, &recs[i]) < 0)
+            return 0;
     }
-    if (!render_slugs(k, slugs, lens, h.n, v, b))
-        return 0;
+    for (uint32_t i = 0; i < h.n; i++) {
+        if (i)
+            evbuffer_add(b, ",", 1);
+        rec_render(b, vals[i], &recs[i], 0, v);
+    }
     *count = h.count;
     return 1;
-}
-
-/* ---------------------------------------------------------------- feeds */
-
-/*
- * n:<author id>: the author's article count, then their newest articles
- * (at most NEWEST_MAX, newest first), each created_at in microseconds,
- * id, a length byte and the slug.  Depends on aa:<author id> and ld.
- */
-struct newest_hdr {
-    int64_t count;
-    uint32_t n;
-};
-
-struct newest_item {
-    int64_t us, id;
-};
-
-/* One author's articles, as the merge walks them. */
-struct cursor {
-    const unsigned char *p, *end;
-    uint32_t left;
-    struct newest_item at;
-};
-
-/* The cursor's next article into c->at; 0 when it has none left. */
-static int
-cursor_next(struct cursor *c, const unsigned char **slug, unsigned char *len)
-{
-    if (c->left == 0 || (size_t)(c->end - c->p) < sizeof(c->at) + 1)
-        return 0;
-    memcpy(&c->at, c->p, sizeof(c->at));
-    *len = c->p[sizeof(c->at)];
-    *slug = c->p + sizeof(c->at) + 1;
-    if ((size_t)(c->end - *slug) < *len)
-        return 0;
-    c->p = *slug + *len;
-    c->left--;
-    return 1;
-}
-
-int
-cache_feed_render(struct cache *k, const struct cache_viewer *v, long limit, long offset,
-                  struct evbuffer *b, int64_t *count, char *missing, size_t missing_cap)
-{
-    struct cursor cur[CACHE_FEED_FOLLOWEES_MAX];
-    const unsigned char *head_slug[CACHE_FEED_FOLLOWEES_MAX];
-    unsigned char head_len[CACHE_FEED_FOLLOWEES_MAX];
-    const unsigned char *slugs[CACHE_NEWEST_MAX];
-    unsigned char lens[CACHE_NEWEST_MAX];
-    size_t n = v->nfollows, used = 0;
-    int64_t total = 0;
-    int absent = 0;
-    uint32_t got = 0;
-
-    if (limit + offset > CACHE_NEWEST_MAX || n > CACHE_FEED_FOLLOWEES_MAX)
-        return 0;
-    missing[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        char key[CACHE_KEY_MAX];
-        const unsigned char *val;
-        struct newest_hdr h;
-        size_t len;
-        key_id(key, "n:", v->follows[i]);
-        if (!(val = cache_get(k, key, &len)) || len < sizeof(h)) {
-            int w = snprintf(missing + used, missing_cap - used, "%s%lld", used ? "," : "",
-                             (long long)v->follows[i]);
-            if (w < 0 || (size_t)w >= missing_cap - used)
-                return 0;
-            used += (size_t)w;
-            absent = 1;
-            continue;
-        }
-        memcpy(&h, val, sizeof(h));
-        total += h.count;
-        cur[i] = (struct cursor){val + sizeof(h), val + len, h.n, {0, 0}};
-        if (!cursor_next(&cur[i], &head_slug[i], &head_len[i]))
-            cur[i].left = UINT32_MAX; /* exhausted: never the newest */
-    }
-    if (absent)
-        return -1;
-    /* The feed's order: created_at, then id, both descending. */
-    while (got < (uint32_t)(limit + offset)) {
-        size_t best = n;
-        for (size_t i = 0; i < n; i++) {
-            if (cur[i].left == UINT32_MAX)
-                continue;
-            if (best == n || cur[i].at.us > cur[best].at.us ||
-                (cur[i].at.us == cur[best].at.us && cur[i].at.id > cur[best].at.id))
-                best = i;
-        }
-        if (best == n)
-            break;
-        if (got >= (uint32_t)offset) {
-            slugs[got - offset] = head_slug[best];
-            lens[got - offset] = head_len[best];
-        }
-        got++;
-        if (!cursor_next(&cur[best], &head_slug[best], &head_len[best]))
-            cur[best].left = UINT32_MAX;
-    }
-    if (!render_slugs(k, slugs, lens, got > (uint32_t)offset ? got - (uint32_t)offset : 0, v, b))
-        return 0;
-    *count = total;
-    return 1;
-}
-
-void
-cache_fill_newest(struct cache *k, const PGresult *res, uint64_t epoch)
-{
-    uint64_t deps[2];
-
-    deps[1] = cache_key_hash("ld");
-    for (int row = 0; row < PQntuples(res); row++) {
-        struct evbuffer *tmp = evbuffer_new();
-        struct newest_hdr h = {db_int8(res, row, 1), 0};
-        int64_t author = db_int8(res, row, 0);
-        const char *s = db_text(res, row, 2, NULL);
-        char key[CACHE_KEY_MAX];
-        int ok = 1;
-
-        if (!tmp || !s)
-            ok = 0;
-        if (ok)
-            evbuffer_add(tmp, &h, sizeof(h));
-        /* "<us>,<id>,<slug>" joined by 0x1f, newest first (queries.sql). */
-        while (ok && *s) {
-            struct newest_item it;
-            char *end;
-            const char *slug, *stop;
-            unsigned char len;
-            it.us = strtoll(s, &end, 10);
-            if (*end != ',') {
-                ok = 0;
-                break;
-            }
-            it.id = strtoll(end + 1, &end, 10);
-            if (*end != ',') {
-                ok = 0;
-                break;
-            }
-            slug = end + 1;
-            stop = strchr(slug, '\x1f');
-            if (!stop)
-                stop = slug + strlen(slug);
-            if (stop - slug > 255 || h.n == CACHE_NEWEST_MAX) {
-                ok = 0;
-                break;
-            }
-            len = (unsigned char)(stop - slug);
-            evbuffer_add(tmp, &it, sizeof(it));
-            evbuffer_add(tmp, &len, 1);
-            evbuffer_add(tmp, slug, len);
-            h.n++;
-            s = *stop ? stop + 1 : stop;
-        }
-        if (ok) {
-            unsigned char *val = evbuffer_pullup(tmp, -1);
-            if (val) {
-                memcpy(val, &h, sizeof(h));
-                key_id(key, "n:", author);
-                deps[0] = hash_id("aa:", author);
-                cache_put_deps(k, key, val, evbuffer_get_length(tmp), epoch, deps, 2);
-            }
-        }
-        if (tmp)
-            evbuffer_free(tmp);
-    }
 }
 
 /* The keys a page depends on besides its own; their number, or -1 when it cannot be kept. */
@@ -650,10 +457,8 @@ cache_wrote_article(struct cache *k, const PGresult *res, int64_t author, const 
 
     drop2(k, "a:", slug, "ld");
     if (old_slug) {
-        if (strcmp(old_slug, slug) != 0) {
+        if (strcmp(old_slug, slug) != 0)
             drop2(k, "a:", old_slug, "ld");
-            drop_id(k, "aa:", author); /* its newest articles are kept by slug */
-        }
         if (tags_changed)
             cache_drop(k, "lt");
         return;

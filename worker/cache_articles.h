@@ -18,12 +18,6 @@
  *                F|<limit>|<offset>|<user>   lf:<user>, p:<user>, ld
  *                D|<limit>|<offset>|<viewer> f:<viewer>, ld, and
  *                                            aa:<id> of every followee
- *   n:<author>   the author's article count and newest CACHE_NEWEST_MAX
- *                articles (created_at, id, slug); depends on aa:<author>,
- *                ld.  A feed's first pages are merged from those of the
- *                viewer's followees, shared by all who follow them, so one
- *                author's new article costs one refill, not one per
- *                follower.
  * Change keys (invalidated, never holding a value): lg (an article was
  * added), ld (one was deleted), lt (some article's tags were rewritten),
  * lt:<tag>, la:<username>, lf:<username>, aa:<author id>.
@@ -47,10 +41,6 @@ struct evbuffer;
 /* The most ids a viewer's set holds (the viewer_sets query's $2). */
 #define CACHE_SET_MAX 1000
 #define CACHE_SET_MAX_TEXT "1000"
-/* A feed merged from n: entries: pages within the newest, for at most so many followees. */
-#define CACHE_NEWEST_MAX 20
-#define CACHE_NEWEST_MAX_TEXT "20"
-#define CACHE_FEED_FOLLOWEES_MAX 200
 /* Room for any key the API can make; longer names go uncached. */
 #define CACHE_KEY_MAX 320
 
@@ -95,20 +85,6 @@ int cache_page_render(struct cache *k, const char *key, const struct cache_viewe
 /* Fills the page and its articles from a list result (columns in sql/queries.sql). */
 void cache_page_fill(struct cache *k, const char *key, enum cache_list kind, const char *filter,
                      int64_t viewer, const PGresult *res, uint64_t epoch);
-
-/*
- * A feed page merged from the n: entries of the viewer's followees into b
- * (the articles joined by commas), and its count: 1 when written; 0 when
- * it cannot be (an article missing, a page past the newest, too many
- * followees: b untouched); -1 when followees' entries are missing, their
- * ids joined by commas in missing (send authors_newest, then
- * cache_fill_newest()).
- */
-int cache_feed_render(struct cache *k, const struct cache_viewer *v, long limit, long offset,
-                      struct evbuffer *b, int64_t *count, char *missing, size_t missing_cap);
-
-/* Fills n:<author> from the rows of authors_newest. */
-void cache_fill_newest(struct cache *k, const PGresult *res, uint64_t epoch);
 
 /* One article with its body from the cache into b; 1 when written, 0 on a miss. */
 int cache_article_render(struct cache *k, const char *slug, const struct cache_viewer *v,

@@ -4,14 +4,14 @@
 # pg_stat_statements preloaded): conduitd -w 2 --pool 4 --cache CACHE on
 # port 18555, conduit-bench run (20 s ramp, 60 s hold), every worker's
 # /healthz and the top statements of pg_stat_statements (reset first)
-# into OUT (default: this folder).
+# into OUT (default: this folder).  CONDUITD: another conduitd binary.
 cd "$(dirname "$0")/../../.." || exit 1
 OUT=${OUT:-docs/results/20261206-cache-pages}
 NAME=$1 CACHE=$2 USERS=$3
 shift 3
 PGH=$PWD/var/pg/run
 psql -X -h "$PGH" -p 54329 -U postgres -d conduit -qAtc "select pg_stat_statements_reset()" >/dev/null
-build-release/conduitd -b 127.0.0.1:18555 --dev --allow-root -w 2 --pool 4 --cache "$CACHE" \
+"${CONDUITD:-build-release/conduitd}" -b 127.0.0.1:18555 --dev --allow-root -w 2 --pool 4 --cache "$CACHE" \
     --log "$OUT/$NAME.log" --db "host=$PGH port=54329 user=postgres dbname=conduit" "$@" \
     </dev/null >"$OUT/$NAME.out" 2>&1 &
 PID=$!
