@@ -7,8 +7,10 @@
  * worker and every instance signs with the same secret, so any of them can
  * verify a token another one issued.
  *
- * Nothing here allocates memory that outlives a call, and the secret is
- * only read.
+ * The secret is only read.  What outlives a call is one HMAC context per
+ * process, keyed with the last secret used (and a copy of it, to tell a
+ * new one): keying costs more than the rest of a check.  Not for use from
+ * two threads at once.
  */
 #ifndef CONDUITD_JWT_H
 #define CONDUITD_JWT_H

@@ -398,6 +398,37 @@ START_TEST(test_signed_content_accepted)
 }
 END_TEST
 
+/*
+ * The HMAC context is keyed once and kept: a call with another secret
+ * (even one that begins with the last, or is a prefix of it) must key it
+ * again, and going back to the first must too.
+ */
+START_TEST(test_secret_changes)
+{
+    static const char *const secrets[] = {SECRET, SECRET "x", "another-secret-of-thirty-two-byt",
+                                          SECRET};
+    char tok[4][JWT_MAX_LEN + 1];
+    int64_t sub = 0;
+
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_gt(jwt_sign((const unsigned char *)secrets[i], strlen(secrets[i]), 42,
+                                  1700000000, 1700003600, tok[i], sizeof(tok[i])),
+                         0);
+    ck_assert_str_eq(tok[0], known_token);
+    ck_assert_str_eq(tok[3], known_token);
+    ck_assert_str_ne(tok[1], tok[0]);
+    ck_assert_str_ne(tok[2], tok[0]);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int same = strcmp(secrets[i], secrets[j]) == 0;
+            ck_assert_int_eq(jwt_verify((const unsigned char *)secrets[j], strlen(secrets[j]),
+                                        tok[i], strlen(tok[i]), 1700000001, &sub),
+                             same ? JWT_OK : JWT_BAD_SIGNATURE);
+        }
+    ck_assert_int_eq(sub, 42);
+}
+END_TEST
+
 START_TEST(test_too_long)
 {
     char payload[JWT_MAX_LEN], tok[2 * JWT_MAX_LEN], big[JWT_MAX_LEN + 2];
@@ -549,6 +580,7 @@ jwt_suite(void)
     tcase_add_test(tc, test_signed_but_malformed_content);
     tcase_add_test(tc, test_signed_content_accepted);
     tcase_add_test(tc, test_header_parameters);
+    tcase_add_test(tc, test_secret_changes);
     tcase_add_test(tc, test_too_long);
     tcase_add_test(tc, test_short_secret);
     tcase_add_test(tc, test_sign_outcap);
