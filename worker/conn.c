@@ -64,7 +64,7 @@ struct conn {
 static struct {
     struct event_base *base;
     struct conn *all;
-    struct conn **byfd; /* attached records by socket, for conn_of() */
+    struct conn **byfd; /* attached records by socket, for conn_find() */
     int nfd;
     int n;      /* records alive */
     int active; /* FRESH, RECEIVING or BUSY */
@@ -93,8 +93,8 @@ set_phase(struct conn *c, enum phase p)
     c->phase = p;
 }
 
-static struct conn *
-conn_of(struct evhttp_connection *evcon)
+struct conn *
+conn_find(struct evhttp_connection *evcon)
 {
     struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
     int fd = bev ? (int)bufferevent_getfd(bev) : -1;
@@ -563,10 +563,8 @@ reject_header(struct conn *c)
 }
 
 void
-conn_request_begin(struct evhttp_connection *evcon, void (*hangup)(void *), void *arg)
+conn_request_begin(struct conn *c, void (*hangup)(void *), void *arg)
 {
-    struct conn *c = conn_of(evcon);
-
     if (!c)
         return;
     evtimer_del(c->deadline);
@@ -576,10 +574,8 @@ conn_request_begin(struct evhttp_connection *evcon, void (*hangup)(void *), void
 }
 
 void
-conn_set_hangup(struct evhttp_connection *evcon, void (*hangup)(void *), void *arg)
+conn_set_hangup(struct conn *c, void (*hangup)(void *), void *arg)
 {
-    struct conn *c = conn_of(evcon);
-
     if (!c)
         return;
     c->hangup = hangup;
@@ -589,7 +585,7 @@ conn_set_hangup(struct evhttp_connection *evcon, void (*hangup)(void *), void *a
 void
 conn_request_end(struct evhttp_connection *evcon)
 {
-    struct conn *c = conn_of(evcon);
+    struct conn *c = conn_find(evcon);
 
     if (!c)
         return;
@@ -644,17 +640,14 @@ conn_set_max_header(size_t max, struct evbuffer *reply)
 }
 
 int
-conn_header_too_large(struct evhttp_connection *evcon)
+conn_header_too_large(const struct conn *c)
 {
-    struct conn *c = conn_of(evcon);
-
     return c && c->head.state == REQHEAD_TOO_LARGE;
 }
 
 int
-conn_peer_closed(struct evhttp_connection *evcon)
+conn_peer_closed(const struct conn *c)
 {
-    struct conn *c = conn_of(evcon);
     char b;
     ssize_t n;
 
@@ -667,7 +660,7 @@ conn_peer_closed(struct evhttp_connection *evcon)
 void
 conn_abort(struct evhttp_connection *evcon)
 {
-    struct conn *c = conn_of(evcon);
+    struct conn *c = conn_find(evcon);
 
     if (c)
         c->was_cut = 1;            /* the client is gone: nothing to linger for */
@@ -675,10 +668,8 @@ conn_abort(struct evhttp_connection *evcon)
 }
 
 int
-conn_is_cut(struct evhttp_connection *evcon)
+conn_is_cut(const struct conn *c)
 {
-    struct conn *c = conn_of(evcon);
-
     return c && c->was_cut;
 }
 

@@ -43,6 +43,7 @@
 #include <stddef.h>
 
 struct bufferevent;
+struct conn;
 struct event_base;
 struct evbuffer;
 struct evhttp_connection;
@@ -79,18 +80,26 @@ void conn_shutdown(void);
  */
 void conn_set_max_header(size_t max, struct evbuffer *reply);
 /* Is the request just dispatched one whose header was over the limit? */
-int conn_header_too_large(struct evhttp_connection *evcon);
+int conn_header_too_large(const struct conn *c);
 
 /* For evhttp_set_bevcb(). */
 struct bufferevent *conn_bevcb(struct event_base *base, void *arg);
 
 /*
+ * The record of evcon, for the calls below that take one: found once per
+ * request (a lookup by socket), kept by the request until its hang-up
+ * callback or its reply.  NULL for a connection this module does not
+ * track (the calls then do nothing, or answer 0).
+ */
+struct conn *conn_find(struct evhttp_connection *evcon);
+
+/*
  * The request layer: a request of this connection was dispatched; hangup
  * (may be NULL) is called if the client goes away before conn_request_end.
  */
-void conn_request_begin(struct evhttp_connection *evcon, void (*hangup)(void *), void *arg);
+void conn_request_begin(struct conn *c, void (*hangup)(void *), void *arg);
 /* Replaces the hang-up callback of the request in progress (NULL: none). */
-void conn_set_hangup(struct evhttp_connection *evcon, void (*hangup)(void *), void *arg);
+void conn_set_hangup(struct conn *c, void (*hangup)(void *), void *arg);
 /* The reply is written: the connection is idle (kept alive) or closes. */
 void conn_request_end(struct evhttp_connection *evcon);
 
@@ -108,7 +117,7 @@ int conn_lingering(void);
  * only when the reply fails; this peeks at the socket (one recv).  Bytes
  * waiting there (a pipelined request) mean the client is still there.
  */
-int conn_peer_closed(struct evhttp_connection *evcon);
+int conn_peer_closed(const struct conn *c);
 
 /*
  * Closes the connection of a request whose client has gone, without a
@@ -122,6 +131,6 @@ void conn_abort(struct evhttp_connection *evcon);
  * header deadline)?  A request evhttp still reads from it afterwards
  * cannot be answered, so it must not be run.
  */
-int conn_is_cut(struct evhttp_connection *evcon);
+int conn_is_cut(const struct conn *c);
 
 #endif

@@ -55,6 +55,7 @@ on_close(void *arg)
 
     c->req = NULL;
     c->conn = NULL;
+    c->link = NULL;
 }
 
 static struct http_ctx *live; /* every ctx not yet answered */
@@ -220,13 +221,14 @@ http_dispatch(struct evhttp_request *req, void *arg)
     c->start_ms = scoreboard_now_ms();
     c->start_us = http_now_us();
     count_in_flight(e, 1);
-    conn_request_begin(c->conn, on_close, c);
-    if (conn_is_cut(c->conn)) {
+    c->link = conn_find(c->conn);
+    conn_request_begin(c->link, on_close, c);
+    if (conn_is_cut(c->link)) {
         /* Its reply cannot reach the client: a write must not be run. */
         http_error(c, 408, "request not complete in time");
         return;
     }
-    if (conn_header_too_large(c->conn)) {
+    if (conn_header_too_large(c->link)) {
         /* Complete in what evhttp read before the count stopped it. */
         evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
         http_error(c, 400, HEADER_TOO_LARGE);
@@ -281,7 +283,7 @@ http_abort_all(void)
     while (live) {
         struct http_ctx *c = live;
         if (c->req)
-            conn_set_hangup(c->conn, NULL, NULL);
+            conn_set_hangup(c->link, NULL, NULL);
         c->req = NULL;
         ctx_free(c);
     }
@@ -299,7 +301,7 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
          * it only ends the write.  on_sent runs first when the write
          * completes, and clears the callback before evhttp frees anything.
          */
-        conn_set_hangup(c->conn, on_send_aborted, NULL);
+        conn_set_hangup(c->link, on_send_aborted, NULL);
         evhttp_request_set_on_complete_cb(c->req, on_sent, NULL);
         sending++;
         if (status != 204)
@@ -335,7 +337,7 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
 int
 http_client_waiting(struct http_ctx *c)
 {
-    return c->req && !conn_peer_closed(c->conn);
+    return c->req && !conn_peer_closed(c->link);
 }
 
 void
@@ -345,6 +347,7 @@ http_abandon(struct http_ctx *c)
         struct evhttp_connection *conn = c->conn;
         c->req = NULL;
         c->conn = NULL;
+        c->link = NULL;
         conn_abort(conn); /* its hang-up callback finds c->req NULL already */
     }
     ctx_free(c);

@@ -30,12 +30,14 @@
 struct evbuffer;
 struct evhttp_request;
 struct evhttp_connection;
+struct conn;
 struct env;
 
 struct http_ctx {
     struct http_ctx *prev, *next; /* every live ctx, for http_abort_all() */
     struct evhttp_request *req;   /* NULL once the client is gone */
     struct evhttp_connection *conn;
+    struct conn *link;     /* conn.c's record of conn: one lookup a request, not one a call */
     const struct env *env; /* the worker's services (worker/env.h) */
     int method;            /* enum router_method */
     int64_t start_ms;      /* when the request was dispatched */
