@@ -70,7 +70,7 @@ is "every counter matches the rows" "$(q -c 'SELECT conduit_recount()')" 0
 is "the triggers are in place" \
     "$(q -c "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'zz\\_%'")" 7
 is "and the cache notification triggers (worker/cache_sync.c looks for them)" \
-    "$(q -c "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'conduit\\_cache\\_%'")" 4
+    "$(q -c "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'conduit\\_cache\\_%'")" 8
 is "sequences continue after the loaded ids" \
     "$(q -c "SELECT nextval(pg_get_serial_sequence('articles', 'id'))")" 1001
 check "the tables are vacuumed (visibility map set)" \
