@@ -27,8 +27,6 @@
 /* A viewer following more is not cached: the list would cost more than it saves. */
 #define FOLLOWEES_MAX CACHE_SET_MAX
 #define FOLLOWEES_MAX_TEXT CACHE_SET_MAX_TEXT
-/* Room for "p:" and a username; longer names (none the API lets in) go uncached. */
-#define KEY_MAX 128
 
 /* {"profile":{...}} from a profile row, or 404 when there is none. */
 static void
@@ -49,20 +47,6 @@ reply_profile(struct http_ctx *c, const PGresult *res)
 
 /* ---------------------------------------------------------------- cache */
 
-static int
-profile_key(const char *username, char key[KEY_MAX])
-{
-    int n = snprintf(key, KEY_MAX, "p:%s", username);
-
-    return n > 0 && n < KEY_MAX ? 0 : -1;
-}
-
-static void
-followees_key(int64_t viewer, char key[KEY_MAX])
-{
-    snprintf(key, KEY_MAX, "f:%lld", (long long)viewer);
-}
-
 /*
  * Answers from the cache and returns 1, or returns 0 on a miss, with
  * *no_followees set when the viewer's followees were looked up and missing.
@@ -70,7 +54,7 @@ followees_key(int64_t viewer, char key[KEY_MAX])
 static int
 reply_cached(struct http_ctx *c, struct cache *k, const char *username, int *no_followees)
 {
-    char key[KEY_MAX];
+    char key[CACHE_KEY_MAX];
     const char *p;
     const void *f = NULL;
     size_t plen, flen = 0;
@@ -78,13 +62,14 @@ reply_cached(struct http_ctx *c, struct cache *k, const char *username, int *no_
     struct evbuffer *b;
 
     if (c->user_id) {
-        followees_key(c->user_id, key);
+        cache_key_id(key, "f:", c->user_id);
         if (!(f = cache_get(k, key, &flen))) {
             *no_followees = 1;
             return 0;
         }
     }
-    if (profile_key(username, key) < 0 || !(p = cache_get(k, key, &plen)) || plen < sizeof(id))
+    if (cache_key_name(key, "p:", username) < 0 || !(p = cache_get(k, key, &plen)) ||
+        plen < sizeof(id))
         return 0;
     memcpy(&id, p, sizeof(id));
     b = c->env->scratch;
@@ -102,10 +87,10 @@ fill_profile(struct http_ctx *c, struct cache *k, const PGresult *res)
 {
     struct evbuffer *tmp = evbuffer_new();
     int64_t id = db_int8(res, 0, 4);
-    char key[KEY_MAX];
+    char key[CACHE_KEY_MAX];
     size_t n;
 
-    if (!tmp || profile_key(db_text(res, 0, 0, NULL), key) < 0) {
+    if (!tmp || cache_key_name(key, "p:", db_text(res, 0, 0, NULL)) < 0) {
         if (tmp)
             evbuffer_free(tmp);
         return;
@@ -124,11 +109,11 @@ fill_followees(struct http_ctx *c, struct cache *k, const PGresult *res)
     const char *s = db_text(res, 0, 5, NULL);
     int64_t ids[FOLLOWEES_MAX];
     int n;
-    char key[KEY_MAX];
+    char key[CACHE_KEY_MAX];
 
     if (!s || (n = cache_ids_parse(s, ids, FOLLOWEES_MAX)) < 0)
         return;
-    followees_key(c->user_id, key);
+    cache_key_id(key, "f:", c->user_id);
     /* An empty set is a value too: the viewer follows nobody. */
     cache_put(k, key, ids, (size_t)n * sizeof(ids[0]), c->cache_epoch);
 }
@@ -167,8 +152,8 @@ on_follow(void *arg, enum db_status st, const PGresult *res)
     }
     /* Read your own write here at once; other workers hear it from PostgreSQL. */
     if (k) {
-        char key[KEY_MAX];
-        followees_key(c->user_id, key);
+        char key[CACHE_KEY_MAX];
+        cache_key_id(key, "f:", c->user_id);
         cache_drop(k, key);
     }
     reply_profile(c, res);

@@ -288,12 +288,6 @@ caller_token(struct http_ctx *c)
 
 /* The cache keeps a user as u:<id>: username, email, bio, image. */
 static void
-user_key(int64_t id, char key[32])
-{
-    snprintf(key, 32, "u:%lld", (long long)id);
-}
-
-static void
 on_user(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
@@ -308,12 +302,12 @@ on_user(void *arg, enum db_status st, const PGresult *res)
     }
     if (k) {
         const char *f[4];
-        char key[32];
+        char key[CACHE_KEY_MAX];
         size_t len;
         void *val;
         for (int i = 0; i < 4; i++)
             f[i] = db_text(res, 0, i + 1, NULL);
-        user_key(c->user_id, key);
+        cache_key_id(key, "u:", c->user_id);
         if ((val = cache_pack(f, 4, &len)) != NULL) {
             cache_put(k, key, val, len, c->cache_epoch);
             free(val);
@@ -334,7 +328,7 @@ api_user_get(struct http_ctx *c)
     if (auth_caller(c, AUTH_REQUIRED) < 0)
         return;
     if (k) {
-        user_key(c->user_id, key);
+        cache_key_id(key, "u:", c->user_id);
         if ((val = cache_get(k, key, &len)) && cache_unpack(val, len, f, 4) == 0) {
             reply_user_fields(c, 200, c->user_id, f, caller_token(c));
             return;
@@ -355,16 +349,16 @@ static void
 drop_cached_self(struct http_ctx *c, const PGresult *res)
 {
     struct cache *k = c->env->cache;
-    char key[32], pkey[128];
+    char key[CACHE_KEY_MAX];
 
     if (!k)
         return;
-    user_key(c->user_id, key);
+    cache_key_id(key, "u:", c->user_id);
     cache_drop(k, key);
     for (int col = 1; col <= 5; col += 4) {
         const char *name = db_text(res, 0, col, NULL);
-        if (name && snprintf(pkey, sizeof(pkey), "p:%s", name) < (int)sizeof(pkey))
-            cache_drop(k, pkey);
+        if (name && cache_key_name(key, "p:", name) == 0)
+            cache_drop(k, key);
     }
 }
 

@@ -23,6 +23,7 @@
 #include "worker/cache.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,20 @@ hash_n(const char *key, size_t n)
     return h;
 }
 
+int
+cache_key_name(char *key, const char *prefix, const char *name)
+{
+    int n = snprintf(key, CACHE_KEY_MAX, "%s%s", prefix, name);
+
+    return n > 0 && n < CACHE_KEY_MAX ? 0 : -1;
+}
+
+void
+cache_key_id(char *key, const char *prefix, int64_t id)
+{
+    snprintf(key, CACHE_KEY_MAX, "%s%lld", prefix, (long long)id);
+}
+
 uint64_t
 cache_key_hash(const char *key)
 {
@@ -123,6 +138,8 @@ cache_share_stamps(struct cache *c, struct stamps *shared)
     cache_clear(c);
     c->stamps = shared;
     c->cleared_at = stamps_tick(shared);
+    free(c->own); /* 8 MB of address space no lookup reads any more */
+    c->own = NULL;
 }
 
 void

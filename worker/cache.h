@@ -57,6 +57,16 @@ struct cache;
 /* The one fixed key (the others carry an id or a name). */
 #define CACHE_KEY_TAGS "tags"
 
+/* Room for any key the API can make; longer names go uncached. */
+#define CACHE_KEY_MAX 320
+
+/*
+ * A key: prefix and a name ("p:" and a username) into key[CACHE_KEY_MAX],
+ * -1 when it does not fit; prefix and an id ("u:" and 42).
+ */
+int cache_key_name(char *key, const char *prefix, const char *name);
+void cache_key_id(char *key, const char *prefix, int64_t id);
+
 /* An empty, disabled cache of at most max_entries; NULL without memory. */
 struct cache *cache_new(size_t max_entries, struct worker_slot *slot);
 void cache_free(struct cache *c);

@@ -68,27 +68,12 @@ cache_ids_has(const int64_t *ids, size_t n, int64_t id)
     return ids && bsearch(&id, ids, n, sizeof(int64_t), cmp_id) != NULL;
 }
 
-/* key = prefix + s; -1 when it does not fit. */
-static int
-key2(char *key, const char *prefix, const char *s)
-{
-    int n = snprintf(key, CACHE_KEY_MAX, "%s%s", prefix, s);
-
-    return n > 0 && n < CACHE_KEY_MAX ? 0 : -1;
-}
-
-static void
-key_id(char *key, const char *prefix, int64_t id)
-{
-    snprintf(key, CACHE_KEY_MAX, "%s%lld", prefix, (long long)id);
-}
-
 static uint64_t
 hash2(const char *prefix, const char *s)
 {
     char key[CACHE_KEY_MAX];
 
-    return key2(key, prefix, s) == 0 ? cache_key_hash(key) : 0;
+    return cache_key_name(key, prefix, s) == 0 ? cache_key_hash(key) : 0;
 }
 
 static uint64_t
@@ -96,7 +81,7 @@ hash_id(const char *prefix, int64_t id)
 {
     char key[CACHE_KEY_MAX];
 
-    key_id(key, prefix, id);
+    cache_key_id(key, prefix, id);
     return cache_key_hash(key);
 }
 
@@ -109,12 +94,12 @@ cache_viewer_get(struct cache *k, int64_t viewer, struct cache_viewer *out)
     const void *fav, *fol;
     size_t favlen, follen;
 
-    key_id(key, "v:", viewer);
+    cache_key_id(key, "v:", viewer);
     if (!(fav = cache_get(k, key, &favlen)))
         return 0;
     if (favlen % sizeof(int64_t) != 0)
         return -1; /* TOO_MANY */
-    key_id(key, "f:", viewer);
+    cache_key_id(key, "f:", viewer);
     if (!(fol = cache_get(k, key, &follen)))
         return 0;
     out->favorites = fav;
@@ -137,14 +122,14 @@ cache_fill_viewer(struct cache *k, int64_t viewer, const PGresult *res, uint64_t
         nfol = cache_ids_parse(sfol, fol, CACHE_SET_MAX);
         nfav = cache_ids_parse(sfav, fav, CACHE_SET_MAX);
     }
-    key_id(key, "v:", viewer);
+    cache_key_id(key, "v:", viewer);
     if (nfol < 0 || nfav < 0) {
         if (fol && fav) /* not for want of memory: the viewer has too many */
             cache_put(k, key, TOO_MANY, 1, epoch);
     } else {
         /* Empty sets are values too: a viewer who follows nobody. */
         cache_put(k, key, fav, (size_t)nfav * sizeof(int64_t), epoch);
-        key_id(key, "f:", viewer);
+        cache_key_id(key, "f:", viewer);
         cache_put(k, key, fol, (size_t)nfol * sizeof(int64_t), epoch);
     }
     free(fol);
@@ -205,7 +190,7 @@ rec_fill(struct cache *k, const PGresult *res, int i, int idcol, int body, uint6
     const void *old;
     size_t oldlen, n;
 
-    if (key2(key, "a:", db_text(res, i, 0, NULL)) < 0)
+    if (cache_key_name(key, "a:", db_text(res, i, 0, NULL)) < 0)
         return;
     if (!body && (old = cache_peek(k, key, &oldlen)) && rec_read(old, oldlen, &r) == 0 &&
         r.body != NO_BODY)
@@ -249,7 +234,7 @@ cache_article_render(struct cache *k, const char *slug, const struct cache_viewe
     size_t len;
     struct rec r;
 
-    if (key2(key, "a:", slug) < 0 || !(val = cache_get(k, key, &len)) ||
+    if (cache_key_name(key, "a:", slug) < 0 || !(val = cache_get(k, key, &len)) ||
         rec_read(val, len, &r) < 0 || r.body == NO_BODY)
         return 0;
     evbuffer_add(b, "{\"article\":", 11);
@@ -359,7 +344,7 @@ page_deps(struct cache *k, enum cache_list kind, const char *filter, int64_t vie
         break;
     case CACHE_LIST_FEED:
         /* The followees the feed was read for: held, or the page is not kept. */
-        key_id(key, "f:", viewer);
+        cache_key_id(key, "f:", viewer);
         deps[n++] = cache_key_hash(key);
         if (!(fol = cache_peek(k, key, &len)) || len / sizeof(int64_t) + n > max)
             return -1;
@@ -421,7 +406,7 @@ drop2(struct cache *k, const char *prefix, const char *s, const char *coarse)
 {
     char key[CACHE_KEY_MAX];
 
-    if (key2(key, prefix, s) == 0)
+    if (cache_key_name(key, prefix, s) == 0)
         cache_drop(k, key);
     else
         cache_drop(k, coarse); /* a name too long for a key: every list of its kind */
@@ -432,7 +417,7 @@ drop_id(struct cache *k, const char *prefix, int64_t id)
 {
     char key[CACHE_KEY_MAX];
 
-    key_id(key, prefix, id);
+    cache_key_id(key, prefix, id);
     cache_drop(k, key);
 }
 

@@ -41,8 +41,6 @@ struct evbuffer;
 /* The most ids a viewer's set holds (the viewer_sets query's $2). */
 #define CACHE_SET_MAX 1000
 #define CACHE_SET_MAX_TEXT "1000"
-/* Room for any key the API can make; longer names go uncached. */
-#define CACHE_KEY_MAX 320
 
 enum cache_list {
     CACHE_LIST_ALL,
