@@ -55,8 +55,11 @@ search_run(struct bench *b, const struct options *o, struct search_result *r)
             break;
         }
         l = play(b, o, r, users);
-        if (!l->pass && !o->no_rerun && r->nlevels < limit) {
-            /* Confirm a failure before it bounds the search. */
+        if (!l->pass && !o->no_rerun && r->nlevels < limit && !(b->stop && *b->stop)) {
+            /* Confirm a failure before it bounds the search; not once
+               stopped: an INT ends the search after the level in
+               progress, and a failed level would otherwise be played
+               again, a second wait of up to --settle-max + --hold. */
             l = play(b, o, r, users);
         }
         if (l->pass) {
