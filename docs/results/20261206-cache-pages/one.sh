@@ -4,7 +4,8 @@
 # pg_stat_statements preloaded): conduitd -w 2 --pool 4 --cache CACHE on
 # port 18555, conduit-bench run (20 s ramp, 60 s hold), every worker's
 # /healthz and the top statements of pg_stat_statements (reset first)
-# into OUT (default: this folder).  CONDUITD: another conduitd binary.
+# into OUT (default: this folder).  CONDUITD: another conduitd binary;
+# HOLD: another hold (default 60s).
 cd "$(dirname "$0")/../../.." || exit 1
 OUT=${OUT:-docs/results/20261206-cache-pages}
 NAME=$1 CACHE=$2 USERS=$3
@@ -16,7 +17,7 @@ psql -X -h "$PGH" -p 54329 -U postgres -d conduit -qAtc "select pg_stat_statemen
     </dev/null >"$OUT/$NAME.out" 2>&1 &
 PID=$!
 sleep 3
-build-release/conduit-bench run --users "$USERS" --ramp 20s --hold 60s --port 18555 \
+build-release/conduit-bench run --users "$USERS" --ramp 20s --hold "${HOLD:-60s}" --port 18555 \
     --server-pid $PID --pg-data "$PWD/var/pg/data" --json "$OUT/$NAME.json" --out "$OUT" \
     >"$OUT/$NAME.txt" 2>&1
 for i in 1 2 3 4 5 6 7 8; do curl -s http://127.0.0.1:18555/healthz; echo; done |
