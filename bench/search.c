@@ -24,6 +24,14 @@ play(struct bench *b, const struct options *o, struct search_result *r, int user
     return l;
 }
 
+/* An INT or TERM was received (experiment sets bench.stop; other modes
+   leave it NULL and are never stopped this way). */
+static int
+stopped(const struct bench *b)
+{
+    return b->stop && *b->stop;
+}
+
 static int
 close_enough(const struct options *o, int lo, int hi)
 {
@@ -50,12 +58,12 @@ search_run(struct bench *b, const struct options *o, struct search_result *r)
             r->stopped = "--max-levels reached";
             break;
         }
-        if (b->stop && *b->stop) {
+        if (stopped(b)) {
             r->stopped = "interrupted";
             break;
         }
         l = play(b, o, r, users);
-        if (!l->pass && !o->no_rerun && r->nlevels < limit && !(b->stop && *b->stop)) {
+        if (!l->pass && !o->no_rerun && r->nlevels < limit && !stopped(b)) {
             /* Confirm a failure before it bounds the search; not once
                stopped: an INT ends the search after the level in
                progress, and a failed level would otherwise be played
@@ -91,7 +99,7 @@ search_run(struct bench *b, const struct options *o, struct search_result *r)
     }
     /* Play the best pass again: the figures reported are seen twice. */
     if (lo > 0 && !o->no_rerun && r->best != r->nlevels - 1 && r->nlevels < SEARCH_MAX_LEVELS &&
-        !(b->stop && *b->stop)) {
+        !stopped(b)) {
         struct level *l = play(b, o, r, lo);
 
         if (l->pass)

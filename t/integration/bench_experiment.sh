@@ -19,6 +19,14 @@ P="--profile $top_srcdir/bench/profiles/default.json --nginx-template $top_srcdi
 PG_NO_SCHEMA=1 pg_start
 "$SEED" --scale $S --bcrypt-cost 4 --db "$DB" -q >"$T/seed.out" 2>&1 ||
     bail "conduit-seed failed: $(cat "$T/seed.out")"
+# Every conduitd master an experiment in DIR started (each logs its pid
+# when it listens) has exited.
+conduitd_all_stopped() { # DIR
+    for log in "$1"/*/conduitd-*.log; do
+        pid=$(sed -n 's/.*\[\([0-9]*\)\] master notice: listening.*/\1/p' "$log" | head -n 1)
+        check "conduitd $pid stopped" sh -c "! kill -0 $pid 2>/dev/null"
+    done
+}
 # Short think times so a second holds hundreds of requests; Little's law
 # gets room for a loaded machine's late timers (as bench.sh).
 FAST="--scale $S --think-mean 100ms --think-cap 1s --session 4s --start 8 --ramp 1s --hold 2s \
@@ -120,10 +128,7 @@ served=$(cat "$D"/*/conduitd-*.log | sed -n 's/.*exiting after \([0-9]*\) respon
     awk '{ n += $1 } END { print n + 0 }')
 counted=$(jq '.totals.responses + .totals.probe_requests + ([.configurations[].server_probe_requests] | add)' "$D/experiment.json")
 is "the servers answered exactly what it counted" "$served" "$counted"
-for log in "$D"/*/conduitd-*.log; do
-    pid=$(sed -n 's/.*\[\([0-9]*\)\] master notice: listening.*/\1/p' "$log" | head -n 1)
-    check "conduitd $pid stopped" sh -c "! kill -0 $pid 2>/dev/null"
-done
+conduitd_all_stopped "$D"
 for pidf in "$D"/*/nginx.pid; do
     [ -e "$pidf" ] || continue
     check "nginx stopped ($pidf)" sh -c "[ ! -s '$pidf' ] || ! kill -0 \$(cat '$pidf') 2>/dev/null"
@@ -148,10 +153,7 @@ is "and says it was interrupted" "$(jq '.interrupted' "$D/experiment.json")" tru
 is "the search says so" "$(jq -r '.configurations[0].search.stopped' "$D/experiment.json")" interrupted
 check "report.md was written" [ -s "$D/report.md" ]
 check "the second configuration never started" sh -c "! grep -q '2/2' '$T/int.err'"
-for log in "$D"/*/conduitd-*.log; do
-    pid=$(sed -n 's/.*\[\([0-9]*\)\] master notice: listening.*/\1/p' "$log" | head -n 1)
-    check "conduitd $pid stopped" sh -c "! kill -0 $pid 2>/dev/null"
-done
+conduitd_all_stopped "$D"
 
 # INT during a level that fails (no p95 is under 1 us): the failure is not
 # played again to confirm it.  Before, it was, and the stop came a whole
@@ -171,8 +173,5 @@ is "that level failed" "$(jq '.configurations[0].search.levels[0].pass' "$D/expe
 is "the search says it was interrupted" \
     "$(jq -r '.configurations[0].search.stopped' "$D/experiment.json")" interrupted
 check "no second level began" sh -c "! grep -q 'level 2:' '$T/intfail.err'"
-for log in "$D"/*/conduitd-*.log; do
-    pid=$(sed -n 's/.*\[\([0-9]*\)\] master notice: listening.*/\1/p' "$log" | head -n 1)
-    check "conduitd $pid stopped" sh -c "! kill -0 $pid 2>/dev/null"
-done
+conduitd_all_stopped "$D"
 done_testing
