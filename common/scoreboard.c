@@ -136,6 +136,16 @@ scoreboard_sum(const struct scoreboard *sb, struct scoreboard_counters *out)
         atomic_store_explicit(&o[k], words[k], memory_order_relaxed);
 }
 
+uint64_t
+scoreboard_cache_total(const struct scoreboard_counters *c, int result)
+{
+    uint64_t n = 0;
+
+    for (int k = 0; k < SB_CACHE_KINDS; k++)
+        n += atomic_load_explicit(&c->cache_lookups[k][result], memory_order_relaxed);
+    return n;
+}
+
 int64_t
 scoreboard_now_ms(void)
 {

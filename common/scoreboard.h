@@ -75,6 +75,34 @@ enum scoreboard_shed {
     SB_SHEDS
 };
 
+/*
+ * What a cache lookup was for, by its key (worker/cache.h names them):
+ * conduitd_cache_lookups_total's kind.
+ */
+enum scoreboard_cache_kind {
+    SB_CACHE_USER,           /* u:<id>, the user behind a token */
+    SB_CACHE_PROFILE,        /* p:<username> */
+    SB_CACHE_FOLLOWEES,      /* f:<id>, the ids a viewer follows */
+    SB_CACHE_FAVORITES,      /* v:<id>, the ids a viewer favorited */
+    SB_CACHE_TAGS,           /* the tag list */
+    SB_CACHE_ARTICLE,        /* a:<slug>, alone or as one of a page's */
+    SB_CACHE_LIST_GLOBAL,    /* a page of the global list */
+    SB_CACHE_LIST_TAG,       /* of ?tag= */
+    SB_CACHE_LIST_AUTHOR,    /* of ?author= */
+    SB_CACHE_LIST_FAVORITED, /* of ?favorited= */
+    SB_CACHE_FEED,           /* of a viewer's feed */
+    SB_CACHE_OTHER,          /* a key of none of those shapes */
+    SB_CACHE_KINDS
+};
+
+/* How a lookup ended (conduitd_cache_lookups_total's result). */
+enum scoreboard_cache_result {
+    SB_CACHE_HIT,    /* answered from the cache */
+    SB_CACHE_STALE,  /* held, but something it depends on changed since its read: dropped */
+    SB_CACHE_ABSENT, /* not held: never read here, evicted, or dropped by name */
+    SB_CACHE_RESULTS
+};
+
 /* Why a worker ended (conduitd_worker_exits_total's cause). */
 enum scoreboard_exit {
     SB_EXIT_RETIRED,   /* asked to stop (reload, recycling, fewer workers, shutdown) */
@@ -97,9 +125,9 @@ struct scoreboard_counters {
     _Atomic uint64_t latency_us;                  /* the sum */
     _Atomic uint64_t db_errors[SB_DB_ERRORS];
     _Atomic uint64_t db_queue_full; /* queries refused: the wait queue was full */
-    _Atomic uint64_t cache_hits;    /* worker/cache.h */
-    _Atomic uint64_t cache_misses;
+    _Atomic uint64_t cache_lookups[SB_CACHE_KINDS][SB_CACHE_RESULTS]; /* worker/cache.h */
     _Atomic uint64_t cache_invalidations;
+    _Atomic uint64_t cache_evictions; /* entries dropped for room (cache_size, cache_memory) */
     _Atomic uint64_t bcrypt_jobs;     /* hashes and verifications handed to the threads */
     _Atomic uint64_t reads[SB_READS]; /* read-only statements, with db_read: where they ran */
     _Atomic uint64_t standby_skips;   /* times the worker began skipping the standbys */
@@ -185,6 +213,9 @@ scoreboard_add(_Atomic uint64_t *counter, uint64_t n)
 {
     atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
 }
+
+/* Cache lookups of every kind that ended as result (enum scoreboard_cache_result). */
+uint64_t scoreboard_cache_total(const struct scoreboard_counters *c, int result);
 
 /* Milliseconds on CLOCK_MONOTONIC: heartbeats compare against it. */
 int64_t scoreboard_now_ms(void);

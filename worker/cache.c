@@ -65,6 +65,39 @@ entry_key(struct entry *e)
             scoreboard_add(&(c)->slot->c.field, 1);                                                \
     } while (0)
 
+/*
+ * The kind a key is counted under (conduitd_cache_lookups_total): its
+ * shape, as cache.h and cache_articles.h name them.
+ */
+static const struct {
+    const char *prefix;
+    enum scoreboard_cache_kind kind;
+} key_kinds[] = {
+    {"u:", SB_CACHE_USER},        {"p:", SB_CACHE_PROFILE},       {"f:", SB_CACHE_FOLLOWEES},
+    {"v:", SB_CACHE_FAVORITES},   {"a:", SB_CACHE_ARTICLE},       {"L|", SB_CACHE_LIST_GLOBAL},
+    {"T|", SB_CACHE_LIST_TAG},    {"A|", SB_CACHE_LIST_AUTHOR},   {"F|", SB_CACHE_LIST_FAVORITED},
+    {"D|", SB_CACHE_FEED},
+};
+
+static enum scoreboard_cache_kind
+key_kind(const char *key)
+{
+    if (strcmp(key, CACHE_KEY_TAGS) == 0)
+        return SB_CACHE_TAGS;
+    for (size_t i = 0; i < sizeof(key_kinds) / sizeof(key_kinds[0]); i++)
+        if (strncmp(key, key_kinds[i].prefix, 2) == 0)
+            return key_kinds[i].kind;
+    return SB_CACHE_OTHER;
+}
+
+/* One lookup of key, ended as result, in the worker's scoreboard slot. */
+static void
+count_lookup(struct cache *c, const char *key, enum scoreboard_cache_result result)
+{
+    if (c->slot)
+        scoreboard_add(&c->slot->c.cache_lookups[key_kind(key)][result], 1);
+}
+
 /* The gauge /metrics and /status read. */
 static void
 publish_bytes(struct cache *c)
@@ -264,17 +297,22 @@ changed(const struct cache *c, uint64_t h, uint64_t epoch)
     return stamps_of(c->stamps, h) > epoch;
 }
 
-/* The fresh entry of key, or NULL; a stale one is dropped on the way. */
+/*
+ * The fresh entry of key, or NULL; a stale one is dropped on the way, and
+ * *stale set when it was.
+ */
 static struct entry *
-lookup(struct cache *c, const char *key)
+lookup(struct cache *c, const char *key, int *stale)
 {
     size_t keylen = strlen(key);
     struct entry **pp = find(c, key, keylen, hash_n(key, keylen));
     struct entry *e = *pp;
 
+    *stale = 0;
     for (size_t i = 0; e && i < e->ndeps; i++) {
         if (changed(c, e->deps[i], e->epoch)) {
             remove_entry(c, pp); /* another worker's write: gone for good */
+            *stale = 1;
             return NULL;
         }
     }
@@ -285,14 +323,15 @@ const void *
 cache_get(struct cache *c, const char *key, size_t *len)
 {
     struct entry *e;
+    int stale;
 
     if (!c->enabled)
         return NULL;
-    if (!(e = lookup(c, key))) {
-        COUNT(c, cache_misses);
+    if (!(e = lookup(c, key, &stale))) {
+        count_lookup(c, key, stale ? SB_CACHE_STALE : SB_CACHE_ABSENT);
         return NULL;
     }
-    COUNT(c, cache_hits);
+    count_lookup(c, key, SB_CACHE_HIT);
     unlink_recency(c, e);
     push_front(c, e);
     *len = e->len;
@@ -303,8 +342,9 @@ const void *
 cache_peek(struct cache *c, const char *key, size_t *len)
 {
     struct entry *e;
+    int stale;
 
-    if (!c->enabled || !(e = lookup(c, key)))
+    if (!c->enabled || !(e = lookup(c, key, &stale)))
         return NULL;
     *len = e->len;
     return entry_key(e) + e->keylen + 1;
@@ -333,8 +373,10 @@ cache_put_deps(struct cache *c, const char *key, const void *val, size_t len, ui
     pp = find(c, key, keylen, h);
     if (*pp)
         remove_entry(c, pp);
-    while (c->mru && (c->count >= c->max || c->bytes + size > c->max_bytes))
+    while (c->mru && (c->count >= c->max || c->bytes + size > c->max_bytes)) {
         remove_lru(c);
+        COUNT(c, cache_evictions);
+    }
     e = malloc(size);
     if (!e)
         return; /* a cache may always forget */

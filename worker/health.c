@@ -16,6 +16,32 @@
 #include "worker/cache_sync.h"
 #include "worker/env.h"
 #include "worker/http.h"
+#include "worker/metrics.h"
+
+/*
+ * ,"lookups":{"feed":[hit,stale,absent],...}: the kinds this worker looked
+ * up, in metrics.c's names.
+ */
+static void
+add_lookups(struct evbuffer *b, const struct scoreboard_counters *c)
+{
+    const char *sep = "";
+
+    evbuffer_add_printf(b, ",\"lookups\":{");
+    for (int k = 0; k < SB_CACHE_KINDS; k++) {
+        uint64_t r[SB_CACHE_RESULTS], n = 0;
+        for (int i = 0; i < SB_CACHE_RESULTS; i++)
+            n += r[i] = atomic_load_explicit(&c->cache_lookups[k][i], memory_order_relaxed);
+        if (n == 0)
+            continue;
+        evbuffer_add_printf(b, "%s\"%s\":[%llu,%llu,%llu]", sep, metrics_cache_kind[k],
+                            (unsigned long long)r[SB_CACHE_HIT],
+                            (unsigned long long)r[SB_CACHE_STALE],
+                            (unsigned long long)r[SB_CACHE_ABSENT]);
+        sep = ",";
+    }
+    evbuffer_add(b, "}", 1);
+}
 
 /*
  * "cache":{...}: whether it serves (off while its listening connection is
@@ -32,11 +58,14 @@ add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
     evbuffer_add_printf(
         b,
         ",\"cache\":{\"enabled\":%s,\"entries\":%zu,\"bytes\":%zu,\"hits\":%llu,"
-        "\"misses\":%llu,\"invalidations\":%llu",
+        "\"misses\":%llu,\"invalidations\":%llu,\"evictions\":%llu",
         cache_enabled(k) ? "true" : "false", cache_count(k), cache_bytes(k),
-        (unsigned long long)atomic_load_explicit(&s->c.cache_hits, memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&s->c.cache_misses, memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&s->c.cache_invalidations, memory_order_relaxed));
+        (unsigned long long)scoreboard_cache_total(&s->c, SB_CACHE_HIT),
+        (unsigned long long)(scoreboard_cache_total(&s->c, SB_CACHE_STALE) +
+                             scoreboard_cache_total(&s->c, SB_CACHE_ABSENT)),
+        (unsigned long long)atomic_load_explicit(&s->c.cache_invalidations, memory_order_relaxed),
+        (unsigned long long)atomic_load_explicit(&s->c.cache_evictions, memory_order_relaxed));
+    add_lookups(b, &s->c);
     if (sync) {
         cache_sync_delays(sync, &d);
         evbuffer_add_printf(b,

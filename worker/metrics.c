@@ -35,6 +35,22 @@ static const char *const shed_queue[SB_QUEUES] = {
 static const char *const shed_reason[SB_SHEDS] = {
     [SB_SHED_FULL] = "full", [SB_SHED_TIMEOUT] = "timeout", [SB_SHED_GONE] = "gone"};
 
+const char *const metrics_cache_kind[SB_CACHE_KINDS] = {
+    [SB_CACHE_USER] = "user",
+    [SB_CACHE_PROFILE] = "profile",
+    [SB_CACHE_FOLLOWEES] = "followees",
+    [SB_CACHE_FAVORITES] = "favorites",
+    [SB_CACHE_TAGS] = "tags",
+    [SB_CACHE_ARTICLE] = "article",
+    [SB_CACHE_LIST_GLOBAL] = "list_global",
+    [SB_CACHE_LIST_TAG] = "list_tag",
+    [SB_CACHE_LIST_AUTHOR] = "list_author",
+    [SB_CACHE_LIST_FAVORITED] = "list_favorited",
+    [SB_CACHE_FEED] = "feed",
+    [SB_CACHE_OTHER] = "other"};
+const char *const metrics_cache_result[SB_CACHE_RESULTS] = {
+    [SB_CACHE_HIT] = "hit", [SB_CACHE_STALE] = "stale", [SB_CACHE_ABSENT] = "absent"};
+
 int
 metrics_init(void)
 {
@@ -296,6 +312,38 @@ write_shed(struct evbuffer *b, const struct scoreboard_counters *t)
 }
 
 static void
+write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struct live *l)
+{
+    uint64_t misses = scoreboard_cache_total(t, SB_CACHE_STALE) +
+                      scoreboard_cache_total(t, SB_CACHE_ABSENT);
+
+    one(b, "conduitd_cache_hits_total", "counter", "Cache lookups answered from the cache.",
+        (long long)scoreboard_cache_total(t, SB_CACHE_HIT));
+    one(b, "conduitd_cache_misses_total", "counter", "Cache lookups that went to the database.",
+        (long long)misses);
+    header(b, "conduitd_cache_lookups_total", "counter",
+           "Cache lookups, by what they were for (kind: user, profile, followees, favorites, "
+           "tags, article, list_global, list_tag, list_author, list_favorited, feed) and how they "
+           "ended (result: hit; stale, held but changed since its read; absent, not held). A page "
+           "is answered from the cache only when it and each of its articles hit.");
+    for (int k = 0; k < SB_CACHE_KINDS; k++)
+        for (int r = 0; r < SB_CACHE_RESULTS; r++)
+            evbuffer_add_printf(b, "conduitd_cache_lookups_total{kind=\"%s\",result=\"%s\"} %llu\n",
+                                metrics_cache_kind[k], metrics_cache_result[r],
+                                (unsigned long long)get(&t->cache_lookups[k][r]));
+    one(b, "conduitd_cache_invalidations_total", "counter",
+        "Cache entries dropped because the data changed.", (long long)get(&t->cache_invalidations));
+    one(b, "conduitd_cache_evictions_total", "counter",
+        "Cache entries dropped, least recently used first, to make room (cache_size, "
+        "cache_memory).",
+        (long long)get(&t->cache_evictions));
+    one(b, "conduitd_cache_bytes", "gauge",
+        "Memory the live workers' caches hold, their bookkeeping included (cache_memory bounds "
+        "each).",
+        l->cache_bytes);
+}
+
+static void
 write_workers(struct evbuffer *b, const struct scoreboard *sb, const struct live *l)
 {
     const struct scoreboard_master *m = &sb->master;
@@ -343,16 +391,7 @@ metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb)
         "Requests received and not yet answered, in every worker.", l.in_flight);
     write_database(b, &t, &l);
     write_standbys(b, &t, &l);
-    one(b, "conduitd_cache_hits_total", "counter", "Cache lookups answered from the cache.",
-        (long long)get(&t.cache_hits));
-    one(b, "conduitd_cache_misses_total", "counter", "Cache lookups that went to the database.",
-        (long long)get(&t.cache_misses));
-    one(b, "conduitd_cache_invalidations_total", "counter",
-        "Cache entries dropped because the data changed.", (long long)get(&t.cache_invalidations));
-    one(b, "conduitd_cache_bytes", "gauge",
-        "Memory the live workers' caches hold, their bookkeeping included (cache_memory bounds "
-        "each).",
-        l.cache_bytes);
+    write_cache(b, &t, &l);
     one(b, "conduitd_bcrypt_jobs_total", "counter",
         "Password hashes and verifications handed to the hashing threads.",
         (long long)get(&t.bcrypt_jobs));

@@ -23,6 +23,10 @@ struct evbuffer;
 struct scoreboard;
 struct worker_slot;
 
+/* The label values of conduitd_cache_lookups_total (also /healthz's names). */
+extern const char *const metrics_cache_kind[];
+extern const char *const metrics_cache_result[];
+
 /* Checks that the route table fits the scoreboard's rows; -1 if not (a build error). */
 int metrics_init(void);
 

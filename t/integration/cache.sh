@@ -5,6 +5,10 @@
 #   - a change made through instance A (a bio, a new tag, a follow) is
 #     served by every worker of B within BOUND_MS of A's answer;
 #   - every worker reports the delay from write to invalidation;
+#   - lookups are counted by kind and result, in /healthz and in /metrics
+#     (parsed by a Prometheus parser), and add up to the hits and misses:
+#     B's profile, tag and user reads hit; a page whose list changed
+#     through A is counted stale, a profile dropped by name absent;
 #   - a listening connection that breaks turns the cache off (and empties
 #     it): while deaf, B serves fresh data from PostgreSQL, never its old
 #     copy; once it listens again the cache is back, started empty.
@@ -17,8 +21,9 @@ A_PID=$CONDUITD_PID A_BASE=$BASE
 mv "$T/conduitd.log" "$T/a.log" # A keeps writing to it
 EXTRA_PIDS=$A_PID
 CONDUITD_PID=
-conduitd_start -w 2 --bcrypt-cost 4 --cache on
+conduitd_start -w 2 --bcrypt-cost 4 --cache on --status-listen 127.0.0.1:0
 B_BASE=$BASE
+status_base
 
 # on BASE METHOD PATH [BODY [TOKEN]]: http against one instance.
 on() {
@@ -83,6 +88,38 @@ hits=$(cache_field .hits | tr '\n' ' ')
 note "hits per worker of B: $hits"
 check "every worker of B answered from its cache" \
     sh -c "for h in $hits; do [ \$h -gt 0 ] || exit 1; done; [ \$(echo $hits | wc -w) = 2 ]"
+# The global list, read on B before A adds an article to it.
+count_matching '.articles | length == 1' GET /api/articles >/dev/null
+
+# kind_sum KIND RESULT: the lookups of KIND that ended as RESULT (0 hit,
+# 1 stale, 2 absent), over B's two workers' /healthz.
+kind_sum() {
+    cache_field ".lookups.$1[$2] // 0" | awk '{ n += $1 } END { print n + 0 }'
+}
+for kind in profile tags user; do
+    check "B counts $kind lookups that hit ($(kind_sum $kind 0))" [ "$(kind_sum $kind 0)" -gt 0 ]
+done
+is "each worker's hits are its kinds' hits" \
+    "$(cache_field '(.lookups | [.[][0]] | add) == .hits' | sort -u)" true
+is "and its misses their stale and absent lookups" \
+    "$(cache_field '(.lookups | [.[][1], .[][2]] | add) == .misses' | sort -u)" true
+if has_prom_parser; then
+    scrape kinds
+    is "/metrics: the tags lookups that hit, as the workers count them" \
+        "$(sample kinds 'conduitd_cache_lookups_total{kind="tags",result="hit"}')" "$(kind_sum tags 0)"
+    is "/metrics: hits_total is the sum of the kinds' hits" \
+        "$(sample kinds 'conduitd_cache_hits_total{}')" \
+        "$(awk '/^conduitd_cache_lookups_total\{.*result="hit"\}/ { n += $2 } END { printf "%d\n", n }' \
+            "$T/kinds.samples")"
+    is "/metrics: every kind and result has its series (12 x 3)" \
+        "$(grep -c '^conduitd_cache_lookups_total{' "$T/kinds.samples")" 36
+    check "/metrics: evictions are counted (none yet)" \
+        [ "$(sample kinds 'conduitd_cache_evictions_total{}')" = 0 ]
+else
+    note "python3-prometheus-client is not installed: /metrics not checked"
+fi
+stale_pages=$(kind_sum list_global 1)
+absent_profiles=$(kind_sum profile 2)
 
 # ------------------------------------------------------------ change through A
 t0=$(date +%s%3N)
@@ -100,6 +137,12 @@ is "and the new tag" "$(count_matching '(.tags | sort) == ["alpha","beta"]' GET 
 is "and bob's new follow" \
     "$(count_matching '.profile.following == true' GET /api/profiles/alice "" "$TOK_B")" $NREQ
 is "and alice's own view" "$(count_matching '.user.bio == "new bio"' GET /api/user "" "$TOK_A")" $NREQ
+is "and the global list with the second article" \
+    "$(count_matching '.articles | length == 2' GET /api/articles)" $NREQ
+check "the list page A's article changed is counted stale on B ($stale_pages before, $(kind_sum list_global 1) after)" \
+    [ "$(kind_sum list_global 1)" -gt "$stale_pages" ]
+check "alice's profile, dropped by name on B, is counted absent ($absent_profiles before, $(kind_sum profile 2) after)" \
+    [ "$(kind_sum profile 2)" -gt "$absent_profiles" ]
 inval=$(cache_field .invalidations | tr '\n' ' ')
 check "every worker of B took invalidations ($inval)" \
     sh -c "for h in $inval; do [ \$h -gt 0 ] || exit 1; done; [ \$(echo $inval | wc -w) = 2 ]"

@@ -1,8 +1,9 @@
 /*
  * Unit tests for worker/cache.c: a bounded map that forgets the least
  * recently used first, never serves while disabled, refuses a value read
- * before an invalidation, and counts hits, misses and invalidations in the
- * worker's scoreboard slot; entries that depend on other keys; two caches
+ * before an invalidation, and counts lookups (by the kind of key: hit,
+ * stale or absent), invalidations and evictions in the worker's scoreboard
+ * slot; entries that depend on other keys; two caches
  * sharing one table of stamps, as the workers of an instance do; the
  * bound in bytes.
  */
@@ -54,8 +55,11 @@ START_TEST(test_get_put)
     put(c, "tags", "two"); /* replaces */
     ck_assert_str_eq(get(c, "tags"), "two");
     ck_assert_uint_eq(cache_count(c), 1);
-    ck_assert_uint_eq(slot.c.cache_hits, 2);
-    ck_assert_uint_eq(slot.c.cache_misses, 1);
+    ck_assert_uint_eq(slot.c.cache_lookups[SB_CACHE_TAGS][SB_CACHE_HIT], 2);
+    ck_assert_uint_eq(slot.c.cache_lookups[SB_CACHE_TAGS][SB_CACHE_ABSENT], 1);
+    ck_assert_uint_eq(scoreboard_cache_total(&slot.c, SB_CACHE_HIT), 2);
+    ck_assert_uint_eq(scoreboard_cache_total(&slot.c, SB_CACHE_STALE), 0);
+    ck_assert_uint_eq(slot.c.cache_evictions, 0);
     cache_free(c);
 }
 END_TEST
@@ -83,6 +87,98 @@ START_TEST(test_lru_eviction)
     ck_assert_uint_eq(cache_count(c), 3);
     ck_assert_ptr_nonnull(get(c, "u:999"));
     ck_assert_ptr_null(get(c, "u:0"));
+    cache_free(c);
+}
+END_TEST
+
+/* Each key's shape is counted under its kind, and how its lookup ended. */
+START_TEST(test_lookup_kinds)
+{
+    static const struct {
+        const char *key;
+        enum scoreboard_cache_kind kind;
+    } keys[] = {
+        {"u:7", SB_CACHE_USER},
+        {"p:alice", SB_CACHE_PROFILE},
+        {"f:7", SB_CACHE_FOLLOWEES},
+        {"v:7", SB_CACHE_FAVORITES},
+        {"tags", SB_CACHE_TAGS},
+        {"a:how-to-x", SB_CACHE_ARTICLE},
+        {"L|10|0", SB_CACHE_LIST_GLOBAL},
+        {"T|10|0|dragons", SB_CACHE_LIST_TAG},
+        {"A|10|0|alice", SB_CACHE_LIST_AUTHOR},
+        {"F|10|0|alice", SB_CACHE_LIST_FAVORITED},
+        {"D|10|0|7", SB_CACHE_FEED},
+        {"tagsX", SB_CACHE_OTHER},
+        {"u", SB_CACHE_OTHER},
+        {"", SB_CACHE_OTHER},
+    };
+    uint64_t deps[1] = {cache_key_hash("lg")};
+    struct cache *c = enabled_cache(64);
+    size_t n = sizeof(keys) / sizeof(keys[0]);
+
+    memset(&slot, 0, sizeof(slot));
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_ptr_null(get(c, keys[i].key)); /* absent */
+        cache_put_deps(c, keys[i].key, "v", 2, cache_epoch(c), deps, 1);
+        ck_assert_str_eq(get(c, keys[i].key), "v"); /* hit */
+    }
+    cache_drop(c, "lg"); /* every entry depends on it: each is now stale */
+    for (size_t i = 0; i < n; i++)
+        ck_assert_ptr_null(get(c, keys[i].key)); /* stale, and dropped */
+    for (size_t i = 0; i < n; i++)
+        ck_assert_ptr_null(get(c, keys[i].key)); /* absent again */
+    for (int k = 0; k < SB_CACHE_KINDS; k++) {
+        uint64_t want = 0;
+        for (size_t i = 0; i < n; i++)
+            want += keys[i].kind == (enum scoreboard_cache_kind)k;
+        ck_assert_msg(slot.c.cache_lookups[k][SB_CACHE_HIT] == want &&
+                          slot.c.cache_lookups[k][SB_CACHE_STALE] == want &&
+                          slot.c.cache_lookups[k][SB_CACHE_ABSENT] == 2 * want,
+                      "kind %d: hit %llu stale %llu absent %llu, want %llu %llu %llu", k,
+                      (unsigned long long)slot.c.cache_lookups[k][SB_CACHE_HIT],
+                      (unsigned long long)slot.c.cache_lookups[k][SB_CACHE_STALE],
+                      (unsigned long long)slot.c.cache_lookups[k][SB_CACHE_ABSENT],
+                      (unsigned long long)want, (unsigned long long)want,
+                      (unsigned long long)(2 * want));
+    }
+    /* A key dropped by name is absent, not stale: it is no longer held. */
+    put(c, "p:bob", "x");
+    cache_drop(c, "p:bob");
+    ck_assert_ptr_null(get(c, "p:bob"));
+    ck_assert_uint_eq(slot.c.cache_lookups[SB_CACHE_PROFILE][SB_CACHE_STALE], 1);
+    ck_assert_uint_eq(slot.c.cache_lookups[SB_CACHE_PROFILE][SB_CACHE_ABSENT], 3);
+    ck_assert_uint_eq(slot.c.cache_evictions, 0);
+    cache_free(c);
+}
+END_TEST
+
+/* Only what goes for room is an eviction: not invalidations, not a clear. */
+START_TEST(test_evictions_counted)
+{
+    struct cache *c = enabled_cache(3);
+    char key[16];
+
+    memset(&slot, 0, sizeof(slot));
+    for (int i = 0; i < 10; i++) {
+        snprintf(key, sizeof(key), "u:%d", i);
+        put(c, key, "x");
+    }
+    ck_assert_uint_eq(slot.c.cache_evictions, 7);
+    cache_drop(c, "u:9");
+    cache_clear(c);
+    ck_assert_uint_eq(slot.c.cache_evictions, 7);
+    /* The bound in bytes evicts too. */
+    cache_limit_bytes(c, 400);
+    for (int i = 0; i < 3; i++) {
+        char big[200];
+        memset(big, 'b', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        snprintf(key, sizeof(key), "p:%d", i);
+        put(c, key, big);
+    }
+    ck_assert_uint_ge(slot.c.cache_evictions, 8);
+    ck_assert_uint_eq(slot.c.cache_evictions, 7 + (3 - cache_count(c)));
     cache_free(c);
 }
 END_TEST
@@ -186,9 +282,9 @@ START_TEST(test_deps)
     /* cache_peek sees the same, without counting. */
     {
         size_t len;
-        uint64_t hits = slot.c.cache_hits;
+        uint64_t hits = scoreboard_cache_total(&slot.c, SB_CACHE_HIT);
         ck_assert_str_eq(cache_peek(c, "L|10|0", &len), "new");
-        ck_assert_uint_eq(slot.c.cache_hits, hits);
+        ck_assert_uint_eq(scoreboard_cache_total(&slot.c, SB_CACHE_HIT), hits);
         cache_drop(c, "lg");
         ck_assert_ptr_null(cache_peek(c, "L|10|0", &len));
     }
@@ -278,6 +374,8 @@ cache_suite(void)
 
     tcase_add_test(tc, test_get_put);
     tcase_add_test(tc, test_lru_eviction);
+    tcase_add_test(tc, test_lookup_kinds);
+    tcase_add_test(tc, test_evictions_counted);
     tcase_add_test(tc, test_invalidation_races);
     tcase_add_test(tc, test_disabled);
     tcase_add_test(tc, test_pack);
