@@ -58,6 +58,7 @@ struct config {
     int cache;
     int cache_size;
     int cache_memory; /* megabytes */
+    int cache_min_uses;
     int cache_sync;
 
     char *jwt_secret;

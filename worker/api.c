@@ -19,6 +19,7 @@
 #include "worker/auth.h"
 #include "worker/bcrypt_pool.h"
 #include "worker/cache.h"
+#include "worker/cache_fill.h"
 #include "worker/env.h"
 #include "worker/http.h"
 #include "worker/replica.h"
@@ -97,6 +98,10 @@ on_query_done(void *arg, enum db_status st, const PGresult *res)
     struct http_ctx *c = arg;
     db_cb cb = c->db_cb;
 
+    if (c->fill) { /* whatever the answer: the requests waiting for it look again */
+        cache_fill_done(c->env->fills, c->fill);
+        c->fill = NULL;
+    }
     /* Never sent, so nothing ran; a 503 for a client gone would only be counted. */
     if (st == DB_ABANDONED || (st == DB_TIMED_OUT && !http_client_waiting(c))) {
         http_abandon(c);
@@ -157,6 +162,28 @@ api_cache_fill(struct http_ctx *c, const struct cache *k)
 {
     c->cache_epoch = cache_epoch(k);
     c->cache_fill = 1;
+}
+
+int
+api_cache_wait(struct http_ctx *c, const char *key, struct cache_fill_waiter *w, int *waited,
+               void (*resume)(void *c))
+{
+    struct cache_fill *fill;
+
+    if (!c->env->fills || *waited)
+        return 0;
+    w->resume = resume;
+    w->arg = c;
+    switch (cache_fill_join(c->env->fills, key, w, &fill)) {
+    case 0:
+        *waited = 1;
+        return 1;
+    case 1:
+        c->fill = fill;
+        return 0;
+    default:
+        return 0; /* no memory to share: fill for itself */
+    }
 }
 
 void

@@ -22,6 +22,7 @@
 #include "worker/db.h"
 
 struct cache;
+struct cache_fill_waiter;
 struct evbuffer;
 struct http_ctx;
 
@@ -96,6 +97,16 @@ void api_query(struct http_ctx *c, enum sql_query_id q, const char *const *param
  * invalidation there).
  */
 void api_cache_fill(struct http_ctx *c, const struct cache *k);
+
+/*
+ * A miss of key, about to be filled by a statement (worker/cache_fill.h):
+ * 0 when this request is to send it (other requests that miss key
+ * meanwhile wait for its answer), 1 when it waits for another request's
+ * (resume(c) runs once that answer is in; do nothing more now).  w and
+ * *waited live in the request's state; a request waits at most once.
+ */
+int api_cache_wait(struct http_ctx *c, const char *key, struct cache_fill_waiter *w, int *waited,
+                   void (*resume)(void *c));
 
 /*
  * A write by user (a registration, whose caller was anonymous) was

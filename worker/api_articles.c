@@ -26,6 +26,7 @@
 #include "worker/auth.h"
 #include "worker/cache.h"
 #include "worker/cache_articles.h"
+#include "worker/cache_fill.h"
 #include "worker/env.h"
 #include "worker/http.h"
 #include "worker/reqbody.h"
@@ -218,6 +219,8 @@ struct read_req {
     enum cache_list kind;
     int one;        /* one article, not a list */
     int sets_tried; /* viewer_sets was sent once already */
+    int waited;     /* waited once for another request's fill (cache_fill.h) */
+    struct cache_fill_waiter wait;
     const char *filter;
     char limit[24], offset[24], viewer[24];
     const char *params[6];
@@ -227,6 +230,26 @@ struct read_req {
 static void on_list(void *arg, enum db_status st, const PGresult *res);
 static void read_go_sets(void *arg, enum db_status st, const PGresult *res);
 static void on_article_read(void *arg, enum db_status st, const PGresult *res);
+static void read_go(struct http_ctx *c);
+
+/* The fill this request waited for has ended: look again. */
+static void
+read_resume(void *arg)
+{
+    read_go(arg);
+}
+
+/*
+ * The key whose fill this read waits for, or joins: the page's, or a:<slug>
+ * for one article; NULL when it has none (a name too long for a key).
+ */
+static const char *
+fill_key(struct read_req *r, char akey[CACHE_KEY_MAX])
+{
+    if (!r->one)
+        return r->key;
+    return cache_key_name(akey, "a:", r->params[0]) == 0 ? akey : NULL;
+}
 
 /* ],"articlesCount":N} after the articles. */
 static void
@@ -276,10 +299,15 @@ read_go(struct http_ctx *c)
         http_reply(c, 200, b);
         return;
     }
-    if (cached)
+    if (cached) {
+        char akey[CACHE_KEY_MAX];
+        const char *key = fill_key(r, akey);
+        if (key && api_cache_wait(c, key, &r->wait, &r->waited, read_resume))
+            return;
         api_cache_fill(c, k);
-    else
+    } else {
         c->cache_fill = 0;
+    }
     api_query(c, r->q, r->params, r->one ? on_article_read : on_list);
 }
 

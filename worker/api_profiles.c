@@ -115,7 +115,7 @@ fill_followees(struct http_ctx *c, struct cache *k, const PGresult *res)
         return;
     cache_key_id(key, "f:", c->user_id);
     /* An empty set is a value too: the viewer follows nobody. */
-    cache_put(k, key, ids, (size_t)n * sizeof(ids[0]), c->cache_epoch);
+    cache_put_now(k, key, ids, (size_t)n * sizeof(ids[0]), c->cache_epoch);
 }
 
 /* ---------------------------------------------------------------- handlers */

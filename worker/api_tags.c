@@ -3,10 +3,13 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
+
 #include <event2/buffer.h>
 
 #include "worker/api.h"
 #include "worker/cache.h"
+#include "worker/cache_fill.h"
 #include "worker/env.h"
 #include "worker/http.h"
 
@@ -33,11 +36,26 @@ on_tags(void *arg, enum db_status st, const PGresult *res)
     http_reply(c, 200, b);
 }
 
-/* With the cache on, the whole body is kept under "tags". */
-void
-api_tags_list(struct http_ctx *c)
+/* A miss, kept while it waits for another request's fill (cache_fill.h). */
+struct tags_req {
+    struct cache_fill_waiter wait;
+    int waited;
+};
+
+static void tags_go(struct http_ctx *c);
+
+static void
+tags_resume(void *arg)
+{
+    tags_go(arg);
+}
+
+/* From the cache, else from the statement (sent by this request or another's). */
+static void
+tags_go(struct http_ctx *c)
 {
     struct cache *k = c->env->cache;
+    struct tags_req *r = c->state;
     const void *body;
     size_t len;
 
@@ -47,7 +65,18 @@ api_tags_list(struct http_ctx *c)
         http_reply(c, 200, b);
         return;
     }
+    if (k && !r && !(r = api_state_new(c, sizeof(*r), free)))
+        return;
+    if (k && api_cache_wait(c, CACHE_KEY_TAGS, &r->wait, &r->waited, tags_resume))
+        return;
     if (k)
         api_cache_fill(c, k);
     api_query(c, SQL_TAGS_LIST, NULL, on_tags);
+}
+
+/* With the cache on, the whole body is kept under "tags". */
+void
+api_tags_list(struct http_ctx *c)
+{
+    tags_go(c);
 }

@@ -40,8 +40,16 @@ struct entry {
     uint64_t deps[]; /* the hashes it depends on, then the key, NUL, and the value */
 };
 
+/* A key put lately (cache_min_uses): its hash and how many times. */
+struct seen {
+    uint64_t hash;
+    uint32_t uses;
+};
+
 struct cache {
     struct entry **buckets;
+    struct seen *seen; /* mask + 1 of them, with min_uses > 1 */
+    unsigned min_uses;
     size_t mask;
     size_t count, max;
     size_t bytes, max_bytes; /* what the entries take, allocation included */
@@ -161,6 +169,7 @@ cache_new(size_t max_entries, struct worker_slot *slot)
     c->mask = n - 1;
     c->max = max_entries ? max_entries : 1;
     c->max_bytes = SIZE_MAX;
+    c->min_uses = 1;
     c->slot = slot;
     return c;
 }
@@ -179,6 +188,44 @@ void
 cache_limit_bytes(struct cache *c, size_t max_bytes)
 {
     c->max_bytes = max_bytes;
+}
+
+int
+cache_min_uses(struct cache *c, unsigned n)
+{
+    free(c->seen);
+    c->seen = NULL;
+    c->min_uses = 1;
+    if (n <= 1)
+        return 0;
+    if (!(c->seen = calloc(c->mask + 1, sizeof(*c->seen))))
+        return -1;
+    c->min_uses = n;
+    return 0;
+}
+
+/*
+ * Is this put of h the min_uses-th in the recent past?  It counts as one.
+ * "Recent" is as long as no other key's hash takes h's slot: a table as
+ * large as the map's buckets, one key a slot, the latest wins.  A key
+ * once admitted stays admitted while it keeps its slot, so a value
+ * evicted and read again comes back at once.
+ */
+static int
+admit(struct cache *c, uint64_t h)
+{
+    struct seen *s;
+
+    if (c->min_uses <= 1)
+        return 1;
+    s = &c->seen[h & c->mask];
+    if (s->hash != h) {
+        s->hash = h;
+        s->uses = 0;
+    }
+    if (s->uses < c->min_uses)
+        s->uses++;
+    return s->uses >= c->min_uses;
 }
 
 static void
@@ -255,6 +302,7 @@ cache_free(struct cache *c)
         return;
     cache_clear(c);
     free(c->buckets);
+    free(c->seen);
     free(c->own);
     free(c);
 }
@@ -350,15 +398,10 @@ cache_peek(struct cache *c, const char *key, size_t *len)
     return entry_key(e) + e->keylen + 1;
 }
 
-void
-cache_put(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch)
-{
-    cache_put_deps(c, key, val, len, epoch, NULL, 0);
-}
-
-void
-cache_put_deps(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch,
-               const uint64_t *deps, size_t ndeps)
+/* always: past cache_min_uses. */
+static void
+put(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch,
+    const uint64_t *deps, size_t ndeps, int always)
 {
     size_t keylen = strlen(key);
     uint64_t h = hash_n(key, keylen);
@@ -371,6 +414,10 @@ cache_put_deps(struct cache *c, const char *key, const void *val, size_t len, ui
         if (changed(c, deps[i], epoch))
             return;
     pp = find(c, key, keylen, h);
+    if (!*pp && !always && !admit(c, h)) {
+        COUNT(c, cache_unadmitted); /* read once so far: not worth what it would push out */
+        return;
+    }
     if (*pp)
         remove_entry(c, pp);
     while (c->mru && (c->count >= c->max || c->bytes + size > c->max_bytes)) {
@@ -398,6 +445,25 @@ cache_put_deps(struct cache *c, const char *key, const void *val, size_t len, ui
     c->count++;
     c->bytes += size;
     publish_bytes(c);
+}
+
+void
+cache_put(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch)
+{
+    put(c, key, val, len, epoch, NULL, 0, 0);
+}
+
+void
+cache_put_now(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch)
+{
+    put(c, key, val, len, epoch, NULL, 0, 1);
+}
+
+void
+cache_put_deps(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch,
+               const uint64_t *deps, size_t ndeps)
+{
+    put(c, key, val, len, epoch, deps, ndeps, 0);
 }
 
 void

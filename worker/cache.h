@@ -77,6 +77,14 @@ void cache_share_stamps(struct cache *c, struct stamps *shared);
 /* Holds at most max_bytes (keys, values, bookkeeping); unbounded until called. */
 void cache_limit_bytes(struct cache *c, size_t max_bytes);
 
+/*
+ * Admission: a key not held is stored only at its n-th put in the recent
+ * past (1: at once, the default), so that what is read once does not push
+ * out what is read again (nginx's proxy_cache_min_uses).  With n > 1 a
+ * table of 16 bytes a bucket remembers the keys lately put.  0, or -1
+ * without memory (admission is then off).
+ */
+int cache_min_uses(struct cache *c, unsigned n);
 /* Enabling starts empty; disabling drops everything. */
 void cache_enable(struct cache *c, int on);
 int cache_enabled(const struct cache *c);
@@ -93,6 +101,12 @@ uint64_t cache_epoch(const struct cache *c);
 /* Stores a copy, unless disabled or key was invalidated since epoch. */
 void cache_put(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch);
 
+/*
+ * cache_put() past the admission: for a value every cached answer of its
+ * kind needs first (a signed-in viewer's sets), whose refusal would only
+ * send its statement again.
+ */
+void cache_put_now(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoch);
 /* The hash a dependency is named by (of a key, which need not hold a value). */
 uint64_t cache_key_hash(const char *key);
 

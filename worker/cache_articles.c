@@ -125,12 +125,12 @@ cache_fill_viewer(struct cache *k, int64_t viewer, const PGresult *res, uint64_t
     cache_key_id(key, "v:", viewer);
     if (nfol < 0 || nfav < 0) {
         if (fol && fav) /* not for want of memory: the viewer has too many */
-            cache_put(k, key, TOO_MANY, 1, epoch);
+            cache_put_now(k, key, TOO_MANY, 1, epoch);
     } else {
         /* Empty sets are values too: a viewer who follows nobody. */
-        cache_put(k, key, fav, (size_t)nfav * sizeof(int64_t), epoch);
+        cache_put_now(k, key, fav, (size_t)nfav * sizeof(int64_t), epoch);
         cache_key_id(key, "f:", viewer);
-        cache_put(k, key, fol, (size_t)nfol * sizeof(int64_t), epoch);
+        cache_put_now(k, key, fol, (size_t)nfol * sizeof(int64_t), epoch);
     }
     free(fol);
     free(fav);

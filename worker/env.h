@@ -16,6 +16,7 @@
 struct access_log;
 struct bcrypt_pool;
 struct cache;
+struct cache_fills;
 struct cache_sync;
 struct config;
 struct db_pool;
@@ -33,6 +34,7 @@ struct env {
     struct bcrypt_pool *bcrypt;
     struct cache *cache;       /* NULL with cache = off */
     struct cache_sync *sync;   /* NULL unless cache and cache_sync are on */
+    struct cache_fills *fills; /* the cache's statements in flight; NULL with cache = off */
     struct access_log *access; /* NULL with access_log = off */
     struct evbuffer *scratch;
     struct worker_slot *slot;    /* this worker's scoreboard slot: its counters */

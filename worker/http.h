@@ -53,6 +53,7 @@ struct http_ctx {
     int query_parsed;
     uint64_t cache_epoch;   /* cache_epoch() when its filling query was sent */
     int cache_fill;         /* its answer will be cached: read it on the primary */
+    struct cache_fill *fill; /* the key its statement fills for other requests (cache_fill.h) */
     const char *cors_allow; /* Access-Control-Allow-Origin for the answer, or NULL */
     void *state;            /* the handler's own, freed with state_free */
     void (*state_free)(void *);

@@ -337,6 +337,14 @@ write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struc
         "Cache entries dropped, least recently used first, to make room (cache_size, "
         "cache_memory).",
         (long long)get(&t->cache_evictions));
+    one(b, "conduitd_cache_waits_total", "counter",
+        "Cache misses that waited for the statement another request had sent for the same key, "
+        "instead of sending their own.",
+        (long long)get(&t->cache_waits));
+    one(b, "conduitd_cache_unadmitted_total", "counter",
+        "Values read from the database and not stored: their key was put fewer than "
+        "cache_min_uses times lately.",
+        (long long)get(&t->cache_unadmitted));
     one(b, "conduitd_cache_bytes", "gauge",
         "Memory the live workers' caches hold, their bookkeeping included (cache_memory bounds "
         "each).",

@@ -27,6 +27,7 @@
 #include "worker/access_log.h"
 #include "worker/bcrypt_pool.h"
 #include "worker/cache.h"
+#include "worker/cache_fill.h"
 #include "worker/cache_sync.h"
 #include "worker/conn.h"
 #include "worker/db.h"
@@ -606,7 +607,13 @@ setup_services(struct worker *w, struct lastwrite *writes, struct stamps *stamps
         if (w->env.cache) {
             cache_share_stamps(w->env.cache, stamps);
             cache_limit_bytes(w->env.cache, (size_t)c->cache_memory << 20);
+            if (cache_min_uses(w->env.cache, (unsigned)c->cache_min_uses) < 0)
+                log_warning("cache_min_uses %d: out of memory for its table; every value is "
+                            "stored at once",
+                            c->cache_min_uses);
         }
+        if (w->env.cache && !(w->env.fills = cache_fills_new(w->env.base, w->env.slot)))
+            log_warning("cannot share the cache's fills: each miss sends its own statement");
         if (w->env.cache && c->cache_sync)
             w->env.sync = cache_sync_new(w->env.base, conninfo, "conduitd cache", w->env.cache);
         else if (w->env.cache)
@@ -640,6 +647,7 @@ teardown(struct worker *w)
     cache_free(w->env.cache);
     replica_free(w->env.replica); /* first: its reads may have gone to the primary's pool */
     db_pool_free(w->env.db);
+    cache_fills_free(w->env.fills); /* after the pools: nothing can end a fill any more */
     w->tearing_down = 1;
     if (w->http)
         evhttp_free(w->http); /* closes every connection still open */

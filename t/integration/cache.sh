@@ -9,6 +9,9 @@
 #     (parsed by a Prometheus parser), and add up to the hits and misses:
 #     B's profile, tag and user reads hit; a page whose list changed
 #     through A is counted stale, a profile dropped by name absent;
+#   - with --cache-min-uses 2 a value is stored at the second read of its
+#     key (the first counted unadmitted), a signed-in viewer's sets at the
+#     first (the page that needed them is then served from the cache);
 #   - a listening connection that breaks turns the cache off (and empties
 #     it): while deaf, B serves fresh data from PostgreSQL, never its old
 #     copy; once it listens again the cache is back, started empty.
@@ -183,5 +186,27 @@ stop_pid "$A_PID"
 EXTRA_PIDS=
 BASE=$B_BASE
 is "with A stopped, B still serves" "$(count_matching '.profile.username == "alice"' GET /api/profiles/alice)" $NREQ
+
+# ------------------------------------------------------------ cache_min_uses
+# A value is stored at the second read of its key; a viewer's sets at once.
+stop_pid "$CONDUITD_PID"
+CONDUITD_PID=
+conduitd_start -w 1 --bcrypt-cost 4 --cache on --cache-min-uses 2
+lookups() { http GET /healthz; printf '%s' "$BODY" | jq -c ".cache.lookups.$1"; }
+unadmitted() { http GET /healthz; printf '%s' "$BODY" | jq -c .cache.unadmitted; }
+wait_for 10 sh -c "curl -s '$BASE/healthz' | jq -e .cache.enabled >/dev/null"
+for i in 1 2 3; do
+    http GET /api/profiles/alice
+    [ "$STATUS" = 200 ] || fail "GET /api/profiles/alice: $STATUS"
+done
+is "--cache-min-uses 2: alice's profile missed twice, then hit ([hit,stale,absent])" \
+    "$(lookups profile)" "[1,0,2]"
+is "the first read's value was not stored" "$(unadmitted)" 1
+http GET /api/articles/feed "" "$TOK_B"
+is "bob's feed" "$STATUS" 200
+is "bob's sets: missed, read, and stored at once (the page found them)" "$(lookups favorites)" "[1,0,1]"
+http GET /api/articles/feed "" "$TOK_B"
+http GET /api/articles/feed "" "$TOK_B"
+is "bob's feed page: missed twice, then hit" "$(lookups feed)" "[1,0,2]"
 
 done_testing

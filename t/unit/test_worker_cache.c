@@ -3,7 +3,8 @@
  * recently used first, never serves while disabled, refuses a value read
  * before an invalidation, and counts lookups (by the kind of key: hit,
  * stale or absent), invalidations and evictions in the worker's scoreboard
- * slot; entries that depend on other keys; two caches
+ * slot; admission at the n-th put (cache_min_uses); entries that depend
+ * on other keys; two caches
  * sharing one table of stamps, as the workers of an instance do; the
  * bound in bytes.
  */
@@ -179,6 +180,64 @@ START_TEST(test_evictions_counted)
     }
     ck_assert_uint_ge(slot.c.cache_evictions, 8);
     ck_assert_uint_eq(slot.c.cache_evictions, 7 + (3 - cache_count(c)));
+    cache_free(c);
+}
+END_TEST
+
+/*
+ * cache_min_uses: a key not held is stored at its n-th put; held keys are
+ * replaced at once; cache_put_now() skips the count; a key admitted once
+ * comes back at once after an eviction or an invalidation.
+ */
+START_TEST(test_min_uses)
+{
+    struct cache *c = enabled_cache(4);
+    size_t len;
+
+    memset(&slot, 0, sizeof(slot));
+    ck_assert_int_eq(cache_min_uses(c, 3), 0);
+    put(c, "p:alice", "1");
+    put(c, "p:alice", "2");
+    ck_assert_ptr_null(get(c, "p:alice")); /* two puts of three: nothing held */
+    ck_assert_uint_eq(slot.c.cache_unadmitted, 2);
+    put(c, "p:alice", "3");
+    ck_assert_str_eq(get(c, "p:alice"), "3");
+    put(c, "p:alice", "4"); /* held: replaced, not counted again */
+    ck_assert_str_eq(get(c, "p:alice"), "4");
+    ck_assert_uint_eq(slot.c.cache_unadmitted, 2);
+    /* A stale fill is refused before it counts as a use. */
+    {
+        uint64_t before = cache_epoch(c);
+        cache_drop(c, "p:bob");
+        cache_put(c, "p:bob", "old", 4, before);
+        cache_put(c, "p:bob", "old", 4, before);
+        cache_put(c, "p:bob", "old", 4, before);
+        ck_assert_ptr_null(get(c, "p:bob"));
+        ck_assert_uint_eq(slot.c.cache_unadmitted, 2);
+        put(c, "p:bob", "b");
+        put(c, "p:bob", "b");
+        ck_assert_ptr_null(get(c, "p:bob"));
+        put(c, "p:bob", "b");
+        ck_assert_str_eq(get(c, "p:bob"), "b");
+    }
+    /* Dropped by an invalidation, or evicted: admitted again at its next put. */
+    cache_drop(c, "p:alice");
+    ck_assert_ptr_null(get(c, "p:alice"));
+    put(c, "p:alice", "5");
+    ck_assert_str_eq(get(c, "p:alice"), "5");
+    for (int i = 0; i < 4; i++) { /* four keys put now push both out */
+        char key[16];
+        snprintf(key, sizeof(key), "v:%d", i);
+        cache_put_now(c, key, "s", 2, cache_epoch(c));
+        ck_assert_str_eq(get(c, key), "s"); /* stored at its first put */
+    }
+    ck_assert_ptr_null(cache_peek(c, "p:alice", &len));
+    put(c, "p:alice", "6");
+    ck_assert_str_eq(get(c, "p:alice"), "6");
+    /* Back to 1: every put stores. */
+    ck_assert_int_eq(cache_min_uses(c, 1), 0);
+    put(c, "p:carol", "c");
+    ck_assert_str_eq(get(c, "p:carol"), "c");
     cache_free(c);
 }
 END_TEST
@@ -376,6 +435,7 @@ cache_suite(void)
     tcase_add_test(tc, test_lru_eviction);
     tcase_add_test(tc, test_lookup_kinds);
     tcase_add_test(tc, test_evictions_counted);
+    tcase_add_test(tc, test_min_uses);
     tcase_add_test(tc, test_invalidation_races);
     tcase_add_test(tc, test_disabled);
     tcase_add_test(tc, test_pack);
