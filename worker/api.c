@@ -170,13 +170,13 @@ api_cache_wait(struct http_ctx *c, const char *key, struct cache_fill_waiter *w,
 {
     struct cache_fill *fill;
 
-    if (!c->env->fills || *waited)
+    if (!c->env->fills || *waited >= CACHE_FILL_WAITS)
         return 0;
     w->resume = resume;
     w->arg = c;
     switch (cache_fill_join(c->env->fills, key, w, &fill)) {
     case 0:
-        *waited = 1;
+        (*waited)++;
         return 1;
     case 1:
         c->fill = fill;

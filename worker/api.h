@@ -103,7 +103,8 @@ void api_cache_fill(struct http_ctx *c, const struct cache *k);
  * 0 when this request is to send it (other requests that miss key
  * meanwhile wait for its answer), 1 when it waits for another request's
  * (resume(c) runs once that answer is in; do nothing more now).  w and
- * *waited live in the request's state; a request waits at most once.
+ * *waited (the waits so far) live in the request's state; a request waits
+ * at most CACHE_FILL_WAITS times.
  */
 int api_cache_wait(struct http_ctx *c, const char *key, struct cache_fill_waiter *w, int *waited,
                    void (*resume)(void *c));

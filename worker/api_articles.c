@@ -219,7 +219,7 @@ struct read_req {
     enum cache_list kind;
     int one;        /* one article, not a list */
     int sets_tried; /* viewer_sets was sent once already */
-    int waited;     /* waited once for another request's fill (cache_fill.h) */
+    int waited;     /* times it waited for another request's fill (cache_fill.h) */
     struct cache_fill_waiter wait;
     const char *filter;
     char limit[24], offset[24], viewer[24];

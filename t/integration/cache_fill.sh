@@ -5,7 +5,10 @@
 # queue_timeout longer than the lock) send one
 # statement, not four (the pool) or twenty; the other 19 wait for it and
 # are answered, all 200 with the same body, once it returns; /healthz
-# counts their waits and /metrics conduitd_cache_waits_total.  The
+# counts their waits.  When the tag list changes while that statement
+# waits (a notification), its answer is refused and the waiters miss
+# again: one of them fills, the other 18 wait for it again (waiting once,
+# as c7891b0 did, they would send 19 statements).  The
 # control, --cache off, shows the same burst occupying the whole pool:
 # what the count of one is measured against.
 . "$top_srcdir/t/lib.sh"
@@ -20,9 +23,10 @@ blocked_tags() {
                        AND regexp_replace(query, '\s+', ' ', 'g') LIKE '%FROM tags WHERE article_count%'" postgres
 }
 
-# burst NAME: N concurrent GET /api/tags while a session holds an
+# burst NAME [MIDWAY]: N concurrent GET /api/tags while a session holds an
 # exclusive lock on tags for LOCK_S seconds; BLOCKED is how many of
 # conduitd's statements waited on it, the answers go to $T/NAME.*.
+# MIDWAY (a command) runs once they are all waiting.
 LOCK_S=3
 burst() {
     psql -X -q -d conduit -c "BEGIN; LOCK TABLE tags IN ACCESS EXCLUSIVE MODE;
@@ -39,6 +43,7 @@ burst() {
     done
     sleep 1
     BLOCKED=$(blocked_tags)
+    [ -n "${2:-}" ] && $2
     wait $_lock
     wait $_pids
 }
@@ -58,6 +63,27 @@ is "the tag list missed $N times; the $((N - 1)) that waited looked again and hi
 http GET /api/tags
 http GET /healthz
 is "the next read is a hit too" "$(printf '%s' "$BODY" | jq -c '.cache.lookups.tags[0]')" $N
+
+# The tag list changes while its fill waits on the lock (a notification,
+# as another instance's write sends): that fill's answer is refused, and
+# its waiters, looking again, miss again; one of them fills, the others
+# wait for it (not 19 statements at once), and all get the new answer.
+change_tags() {
+    psql -X -q -At -d conduit -c "SELECT pg_notify('conduit_cache',
+        (extract(epoch FROM clock_timestamp()) * 1000000)::int8 || ' tags')" >/dev/null
+}
+change_tags # drops the tag list this worker holds: the burst misses it
+sleep 0.5
+http GET /healthz
+w0=$(printf '%s' "$BODY" | jq .cache.waits)
+l0=$(printf '%s' "$BODY" | jq -c .cache.lookups.tags)
+burst changed change_tags
+is "changed midway: one statement waited on the lock" "$BLOCKED" 1
+is "all $N answered 200" "$(cat "$T"/changed.*.code | sort | uniq -c | awk '{ print $1 " " $2 }')" "$N 200"
+http GET /healthz
+is "the $((N - 1)) waited, missed again, and $((N - 2)) waited for the one that filled" \
+    "$(($(printf '%s' "$BODY" | jq .cache.waits) - w0))" $((2 * N - 3))
+note "tag lookups [hit,stale,absent] before $l0, after $(printf '%s' "$BODY" | jq -c .cache.lookups.tags)"
 stop_pid "$CONDUITD_PID"
 CONDUITD_PID=
 
