@@ -170,7 +170,8 @@ api_cache_wait(struct http_ctx *c, const char *key, struct cache_fill_waiter *w,
 {
     struct cache_fill *fill;
 
-    if (!c->env->fills || *waited >= CACHE_FILL_WAITS)
+    /* A cache that is off stores no fill: waiting for one only delays. */
+    if (!c->env->fills || !cache_enabled(c->env->cache) || *waited >= CACHE_FILL_WAITS)
         return 0;
     w->resume = resume;
     w->arg = c;

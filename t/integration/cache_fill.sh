@@ -8,7 +8,8 @@
 # counts their waits.  When the tag list changes while that statement
 # waits (a notification), its answer is refused and the waiters miss
 # again: one of them fills, the other 18 wait for it again (waiting once,
-# as c7891b0 did, they would send 19 statements).  The
+# as c7891b0 did, they would send 19 statements).  A cache turned off by
+# a lost listener makes nobody wait.  The
 # control, --cache off, shows the same burst occupying the whole pool:
 # what the count of one is measured against.
 . "$top_srcdir/t/lib.sh"
@@ -29,12 +30,22 @@ blocked_tags() {
 # MIDWAY (a command) runs once they are all waiting.
 LOCK_S=3
 burst() {
+    lock_tags
+    fire "$@"
+}
+
+# lock_tags: the exclusive lock on tags, for LOCK_S seconds from now.
+lock_tags() {
     psql -X -q -d conduit -c "BEGIN; LOCK TABLE tags IN ACCESS EXCLUSIVE MODE;
                               SELECT pg_sleep($LOCK_S); COMMIT;" >/dev/null &
     _lock=$!
     wait_for 5 sh -c "[ \$(psql -X -At -c \"SELECT count(*) FROM pg_locks l JOIN pg_class c
         ON c.oid = l.relation WHERE c.relname = 'tags' AND l.mode = 'AccessExclusiveLock'
         AND l.granted\" conduit) = 1 ]"
+}
+
+# fire NAME [MIDWAY]: burst's requests, under a lock already taken.
+fire() {
     _pids=
     for _i in $(seq 1 $N); do
         curl -s -o "$T/$1.$_i.body" -w '%{http_code}\n' --max-time 20 "$BASE/api/tags" \
@@ -84,6 +95,26 @@ http GET /healthz
 is "the $((N - 1)) waited, missed again, and $((N - 2)) waited for the one that filled" \
     "$(($(printf '%s' "$BODY" | jq .cache.waits) - w0))" $((2 * N - 3))
 note "tag lookups [hit,stale,absent] before $l0, after $(printf '%s' "$BODY" | jq -c .cache.lookups.tags)"
+
+# A cache that is off (its listener lost, and PostgreSQL refusing it a
+# new one) stores nothing: waiting for another request's fill would only
+# hold a request back (three fills in a row), so the burst runs as with
+# the cache off, the whole pool at once, and nobody waits.
+LOCK_S=6
+lock_tags
+psql -X -q -c "ALTER DATABASE conduit ALLOW_CONNECTIONS false" postgres
+psql -X -q -At -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE application_name = 'conduitd cache'" postgres >/dev/null
+wait_for 5 sh -c "curl -s '$BASE/healthz' | jq -e '.cache.enabled == false' >/dev/null"
+http GET /healthz
+w0=$(printf '%s' "$BODY" | jq .cache.waits)
+fire deaf
+is "cache deaf: the burst takes the whole pool (4 statements on the lock)" "$BLOCKED" 4
+is "all $N answered 200" "$(cat "$T"/deaf.*.code | sort | uniq -c | awk '{ print $1 " " $2 }')" "$N 200"
+http GET /healthz
+is "and none of them waited" "$(($(printf '%s' "$BODY" | jq .cache.waits) - w0))" 0
+psql -X -q -c "ALTER DATABASE conduit ALLOW_CONNECTIONS true" postgres
+LOCK_S=3
 stop_pid "$CONDUITD_PID"
 CONDUITD_PID=
 
