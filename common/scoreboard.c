@@ -146,6 +146,12 @@ scoreboard_cache_total(const struct scoreboard_counters *c, int result)
     return n;
 }
 
+uint64_t
+scoreboard_cache_misses(const struct scoreboard_counters *c)
+{
+    return scoreboard_cache_total(c, SB_CACHE_STALE) + scoreboard_cache_total(c, SB_CACHE_ABSENT);
+}
+
 int64_t
 scoreboard_now_ms(void)
 {

@@ -62,8 +62,7 @@ add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
         "\"waits\":%llu",
         cache_enabled(k) ? "true" : "false", cache_count(k), cache_bytes(k),
         (unsigned long long)scoreboard_cache_total(&s->c, SB_CACHE_HIT),
-        (unsigned long long)(scoreboard_cache_total(&s->c, SB_CACHE_STALE) +
-                             scoreboard_cache_total(&s->c, SB_CACHE_ABSENT)),
+        (unsigned long long)scoreboard_cache_misses(&s->c),
         (unsigned long long)atomic_load_explicit(&s->c.cache_invalidations, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_evictions, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_unadmitted, memory_order_relaxed),

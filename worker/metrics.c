@@ -314,13 +314,10 @@ write_shed(struct evbuffer *b, const struct scoreboard_counters *t)
 static void
 write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struct live *l)
 {
-    uint64_t misses = scoreboard_cache_total(t, SB_CACHE_STALE) +
-                      scoreboard_cache_total(t, SB_CACHE_ABSENT);
-
     one(b, "conduitd_cache_hits_total", "counter", "Cache lookups answered from the cache.",
         (long long)scoreboard_cache_total(t, SB_CACHE_HIT));
     one(b, "conduitd_cache_misses_total", "counter", "Cache lookups that went to the database.",
-        (long long)misses);
+        (long long)scoreboard_cache_misses(t));
     header(b, "conduitd_cache_lookups_total", "counter",
            "Cache lookups, by what they were for (kind: user, profile, followees, favorites, "
            "tags, article, list_global, list_tag, list_author, list_favorited, feed) and how they "

@@ -60,6 +60,7 @@ START_TEST(test_get_put)
     ck_assert_uint_eq(slot.c.cache_lookups[SB_CACHE_TAGS][SB_CACHE_ABSENT], 1);
     ck_assert_uint_eq(scoreboard_cache_total(&slot.c, SB_CACHE_HIT), 2);
     ck_assert_uint_eq(scoreboard_cache_total(&slot.c, SB_CACHE_STALE), 0);
+    ck_assert_uint_eq(scoreboard_cache_misses(&slot.c), 1);
     ck_assert_uint_eq(slot.c.cache_evictions, 0);
     cache_free(c);
 }
