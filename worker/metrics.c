@@ -320,9 +320,11 @@ write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struc
         (long long)scoreboard_cache_misses(t));
     header(b, "conduitd_cache_lookups_total", "counter",
            "Cache lookups, by what they were for (kind: user, profile, followees, favorites, "
-           "tags, article, list_global, list_tag, list_author, list_favorited, feed) and how they "
-           "ended (result: hit; stale, held but changed since its read; absent, not held). A page "
-           "is answered from the cache only when it and each of its articles hit.");
+           "tags, article, list_global, list_tag, list_author, list_favorited, feed, other) and how "
+           "they ended (result: hit; stale, held but changed since its read; absent, not held). A "
+           "page is answered from the cache only when it and each of its articles hit. A request "
+           "that waited for another's statement (conduitd_cache_waits_total) looks up twice: "
+           "absent, then again once that statement has filled the entry.");
     for (int k = 0; k < SB_CACHE_KINDS; k++)
         for (int r = 0; r < SB_CACHE_RESULTS; r++)
             evbuffer_add_printf(b, "conduitd_cache_lookups_total{kind=\"%s\",result=\"%s\"} %llu\n",
