@@ -6,13 +6,13 @@
 #include "worker/conn.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,9 +51,11 @@ struct conn {
     struct evhttp_connection *evcon; /* NULL until attached */
     struct evbuffer_cb_entry *input_cb;
     struct event *deadline;
-    struct event *linger; /* LINGERING: reads the duplicate socket */
+    struct event *linger; /* LINGERING: reads what the client still sends */
     enum phase phase;
-    int fd;              /* LINGERING: the duplicate, ours to close */
+    int fd;           /* LINGERING: taken from evhttp, ours to close */
+    dev_t linger_dev; /* LINGERING: the socket's identity (linger_owned) */
+    ino_t linger_ino;
     int was_cut;         /* shut down here: nothing more will be read */
     int retired;         /* closed here by a drain: lingers even with nothing unread */
     struct reqhead head; /* RECEIVING: the request header's size so far */
@@ -240,6 +242,20 @@ on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
         count_header(c, buf, evbuffer_get_length(buf) - info->n_added);
 }
 
+/* The lingering descriptor still names the socket taken (see linger_begin). */
+static int
+linger_owned(const struct conn *c)
+{
+    struct stat st;
+
+    if (fstat(c->fd, &st) == 0 && st.st_dev == c->linger_dev && st.st_ino == c->linger_ino)
+        return 1;
+    log_error("connection %d: the lingering socket was closed under us (a libevent that "
+              "closes what evhttp no longer holds?): letting it go",
+              c->fd);
+    return 0;
+}
+
 static void
 record_free(struct conn *c)
 {
@@ -255,7 +271,8 @@ record_free(struct conn *c)
         event_free(c->deadline);
     if (c->linger) {
         event_free(c->linger);
-        close(c->fd);
+        if (c->fd >= 0 && linger_owned(c))
+            close(c->fd);
     }
     set_phase(c, IDLE);
     C.n--;
@@ -285,6 +302,11 @@ on_linger(evutil_socket_t fd, short what, void *arg)
 
     if (what & EV_TIMEOUT) { /* silent for LINGER_IDLE_MS */
         linger_end(c);
+        return;
+    }
+    if (!linger_owned(c)) {
+        c->fd = -1; /* someone else's now: record_free closes nothing */
+        record_free(c);
         return;
     }
     /* A bounded number of reads a pass: a fast sender cannot hold the loop. */
@@ -317,12 +339,21 @@ has_unread(struct conn *c)
  * the socket with bytes unread makes the kernel answer with a reset,
  * which can reach the client before it has read the reply: curl, still
  * uploading a too-large body, reports "connection reset" instead of the
- * 413.  So the socket is kept open through a duplicate descriptor (evhttp
- * closes its own), its sending side is shut (the client reads the reply,
+ * 413.  So the socket is kept open: its descriptor is taken from evhttp
+ * (its bufferevent is left with none, so freeing it closes nothing), its
+ * sending side is shut (the client reads the reply,
  * then the end of the stream), and what the client still sends is read
  * and thrown away until it closes its side, is silent for LINGER_IDLE_MS
  * or LINGER_TOTAL_MS have passed.  The record stays counted against
  * max_connections (it holds a descriptor) but not as a request under way.
+ * Taken, not duplicated: the loop batches its epoll changes (worker.c,
+ * loop_new), and a duplicate would keep the socket open past evhttp's
+ * close while its registration, not yet removed, named the closed number.
+ * That evhttp closes nothing once the bufferevent has no descriptor is
+ * libevent 2.1's evhttp_connection_free (it closes only through the
+ * bufferevent, which conn_bevcb made with BEV_OPT_CLOSE_ON_FREE); should
+ * another release close it anyway, on_linger sees another socket there
+ * (linger_owned) and lets go without reading or closing it.
  * Returns 1 if the connection lingers (the record is kept), 0 otherwise.
  */
 static int
@@ -330,26 +361,25 @@ linger_begin(struct conn *c)
 {
     struct timeval idle = {LINGER_IDLE_MS / 1000, (LINGER_IDLE_MS % 1000) * 1000};
     struct timeval total = {LINGER_TOTAL_MS / 1000, (LINGER_TOTAL_MS % 1000) * 1000};
-    int dupfd;
+    struct stat st;
 
     if (c->was_cut || c->fd < 0 || (c->phase != RECEIVING && !c->retired && !has_unread(c)))
         return 0;
-    dupfd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
-    if (dupfd < 0)
-        return 0; /* out of descriptors: a reset it is */
-    c->linger = event_new(C.base, dupfd, EV_READ | EV_PERSIST, on_linger, c);
-    if (!c->linger || event_add(c->linger, &idle) < 0) {
+    if (!c->bev || fstat(c->fd, &st) < 0)
+        return 0;
+    c->linger = event_new(C.base, c->fd, EV_READ | EV_PERSIST, on_linger, c);
+    if (!c->linger || event_add(c->linger, &idle) < 0 || bufferevent_setfd(c->bev, -1) < 0) {
         if (c->linger)
             event_free(c->linger);
         c->linger = NULL;
-        close(dupfd);
-        return 0;
+        return 0; /* still evhttp's, which closes it: a reset it is */
     }
-    shutdown(dupfd, SHUT_WR);
+    c->linger_dev = st.st_dev;
+    c->linger_ino = st.st_ino;
+    shutdown(c->fd, SHUT_WR);
     if (c->fd < C.nfd && C.byfd[c->fd] == c)
-        C.byfd[c->fd] = NULL; /* evhttp closes that number: it will be reused */
-    log_debug("connection %d closes with the client still sending: lingering as %d", c->fd, dupfd);
-    c->fd = dupfd;
+        C.byfd[c->fd] = NULL; /* no longer evhttp's connection */
+    log_debug("connection %d closes with the client still sending: lingering", c->fd);
     c->evcon = NULL;
     c->bev = NULL; /* evhttp frees it right after this callback */
     set_phase(c, LINGERING);

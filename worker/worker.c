@@ -58,6 +58,9 @@ struct worker {
     struct event *accept_retry;
     struct event *drain_deadline;
     struct event *accept_close; /* a drain closes the listeners once their queues are empty */
+    struct event *retire;       /* ... a pass after disabling them (retire_listeners) */
+    int status_stopping;        /* the status listener is disabled, to be closed */
+    int api_stopping;           /* the API's listeners are disabled, to be closed */
     int accept_close_tries;
     struct event *interrupt_wait; /* SIGINT: the master's SIGQUIT, or a stop on our own */
     struct event *ready_wait;
@@ -67,6 +70,36 @@ struct worker {
     int at_cap;       /* max_connections reached: accepts paused */
     int tearing_down; /* evhttp_free() runs: connection news are ignored */
 };
+
+/*
+ * The loop batches its epoll changes (EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST):
+ * a request turns its socket's read interest off while it is served, write
+ * on for the reply, read on again, and each was an epoll_ctl; batched, a
+ * socket costs one per loop pass at most, about one less a request
+ * (docs/results/20261206-cpu).  The price: a change reaches the kernel at
+ * the next pass, after the callbacks.  A descriptor closed before then
+ * leaves no trace if it was the socket's last (the kernel forgets a closed
+ * socket), but if the socket stays open elsewhere (a duplicate, or a
+ * listener the master and the other workers hold too), the kernel keeps
+ * the registration under the closed number and goes on waking this worker
+ * for it, at full CPU when the socket is writable.  So the listeners are
+ * retired in two passes (retire_listeners), and conn.c's lingering close
+ * keeps evhttp's descriptor instead of a duplicate; t/integration/epoll_fds.sh
+ * checks both.
+ */
+static struct event_base *
+loop_new(void)
+{
+    struct event_config *cfg = event_config_new();
+    struct event_base *base;
+
+    if (!cfg)
+        return NULL;
+    event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+    base = event_base_new_with_config(cfg);
+    event_config_free(cfg);
+    return base;
+}
 
 /* One per process; file scope so that callbacks with foreign args find it. */
 static struct worker the_worker;
@@ -196,26 +229,41 @@ on_conn_event(enum conn_news news, void *arg)
     exit_if_drained(w);
 }
 
+/*
+ * Closing a listener takes two passes of the loop.  Its socket is the
+ * master's and the other workers' too, so closing this worker's descriptor
+ * does not close it, and with the epoll changes batched (loop_new) the
+ * listener's removal from epoll would reach the kernel only after the
+ * close: the kernel would go on waking this worker for every connection
+ * the others take.  So stop_status and stop_accepting only disable their
+ * listeners; retire_listeners, a pass later, when the loop has applied
+ * that, closes them.
+ */
+static void
+retire_later(struct worker *w)
+{
+    static const struct timeval next_pass = {0, 0};
+
+    evtimer_add(w->retire, &next_pass);
+}
+
 /* A retiring worker leaves the scrapes to the others, as it leaves them new requests. */
 static void
 stop_status(struct worker *w)
 {
     status_drain();
-    if (w->status_bound)
-        evhttp_del_accept_socket(w->status_http, w->status_bound); /* frees the listener too */
-    w->status_bound = NULL;
-    w->status_listener = NULL;
+    if (w->status_listener)
+        evconnlistener_disable(w->status_listener);
+    w->status_stopping = 1;
+    retire_later(w);
 }
 
 static void
 stop_accepting(struct worker *w)
 {
-    for (int i = 0; i < w->nbound; i++) {
-        if (w->bound[i])
-            evhttp_del_accept_socket(w->http, w->bound[i]); /* frees the listener too */
-        w->bound[i] = NULL;
-        w->listener[i] = NULL;
-    }
+    set_accepting(w, 0);
+    w->api_stopping = 1;
+    retire_later(w);
 }
 
 static void
@@ -258,20 +306,69 @@ accept_queue_pending(const struct worker *w)
 #define ACCEPT_CLOSE_MS 5
 #define ACCEPT_CLOSE_TRIES 20
 
+/* Connections still wait in the queues, and the drain may yet take them. */
+static int
+queued_to_take(const struct worker *w)
+{
+    return !w->at_cap && w->ready && w->accept_close_tries < ACCEPT_CLOSE_TRIES &&
+           accept_queue_pending(w);
+}
+
+/* Accept for ACCEPT_CLOSE_MS more, then look at the queues again. */
+static void
+accept_a_while(struct worker *w)
+{
+    struct timeval tv = {0, ACCEPT_CLOSE_MS * 1000};
+
+    w->accept_close_tries++;
+    evtimer_add(w->accept_close, &tv);
+}
+
 static void
 on_accept_close(evutil_socket_t fd, short what, void *arg)
 {
     struct worker *w = arg;
-    struct timeval tv = {0, ACCEPT_CLOSE_MS * 1000};
 
     (void)fd;
     (void)what;
-    if (!w->at_cap && w->ready && w->accept_close_tries++ < ACCEPT_CLOSE_TRIES &&
-        accept_queue_pending(w)) {
-        evtimer_add(w->accept_close, &tv);
+    if (queued_to_take(w)) {
+        accept_a_while(w);
         return;
     }
-    stop_accepting(w);
+    stop_accepting(w); /* retire_listeners then exits if drained */
+}
+
+/*
+ * The second pass of closing listeners (see retire_later).  A connection
+ * that reached the API's queues since on_accept_close found them empty is
+ * accepted first, as that one says why, within the same ACCEPT_CLOSE_TRIES.
+ */
+static void
+retire_listeners(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+
+    (void)fd;
+    (void)what;
+    if (w->status_stopping && w->status_bound) {
+        evhttp_del_accept_socket(w->status_http, w->status_bound); /* frees the listener too */
+        w->status_bound = NULL;
+        w->status_listener = NULL;
+    }
+    if (!w->api_stopping)
+        return;
+    if (queued_to_take(w)) {
+        w->api_stopping = 0;
+        set_accepting(w, 1);
+        accept_a_while(w);
+        return;
+    }
+    for (int i = 0; i < w->nbound; i++) {
+        if (w->bound[i])
+            evhttp_del_accept_socket(w->http, w->bound[i]); /* frees the listener too */
+        w->bound[i] = NULL;
+        w->listener[i] = NULL;
+    }
     exit_if_drained(w);
 }
 
@@ -666,6 +763,8 @@ teardown(struct worker *w)
         event_free(w->drain_deadline);
     if (w->accept_close)
         event_free(w->accept_close);
+    if (w->retire)
+        event_free(w->retire);
     if (w->interrupt_wait)
         event_free(w->interrupt_wait);
     if (w->ready_wait)
@@ -695,7 +794,7 @@ worker_main(const struct worker_args *a)
     atomic_store(&w->env.slot->pid, (int)getpid());
     atomic_store(&w->env.slot->heartbeat_ms, scoreboard_now_ms());
 
-    w->env.base = event_base_new();
+    w->env.base = loop_new();
     w->env.scratch = evbuffer_new();
     if (!w->env.base || !w->env.scratch)
         fatal("cannot create the event loop");
@@ -703,9 +802,10 @@ worker_main(const struct worker_args *a)
     w->accept_retry = evtimer_new(w->env.base, on_accept_retry, w);
     w->drain_deadline = evtimer_new(w->env.base, on_drain_deadline, w);
     w->accept_close = evtimer_new(w->env.base, on_accept_close, w);
+    w->retire = evtimer_new(w->env.base, retire_listeners, w);
     w->interrupt_wait = evtimer_new(w->env.base, on_interrupt_wait, w);
     w->ready_wait = evtimer_new(w->env.base, on_ready_wait, w);
-    if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || !w->accept_close ||
+    if (!w->heartbeat || !w->accept_retry || !w->drain_deadline || !w->accept_close || !w->retire ||
         !w->interrupt_wait || !w->ready_wait || event_add(w->heartbeat, &hb) < 0 ||
         setup_signals(w) < 0)
         fatal("cannot create the loop's events");
