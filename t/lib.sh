@@ -336,6 +336,11 @@ lines_at_least() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
 # ms_now: wall-clock milliseconds, the clock of loadgen's CSV (-o).
 ms_now() { date +%s%3N; }
 
+# cpu_ticks PID: the process's user + system time, in clock ticks
+# (getconf CLK_TCK).  The fields are counted after the name, which has a
+# space in a worker's ("conduitd: worke").
+cpu_ticks() { sed 's/.*) //' /proc/"$1"/stat | awk '{ print $12 + $13 }'; }
+
 # fcmp A OP B: compares two decimal numbers with awk ("<", "<=", ">", ...).
 fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
 

@@ -15,8 +15,6 @@ has_test_hooks || skip "built without --enable-test-hooks"
 command -v jq >/dev/null || skip "jq not installed"
 
 HZ=$(getconf CLK_TCK)
-# cpu_ticks PID: user + system time, in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat; }
 # wakeups PID: voluntary context switches, one each time it slept and woke.
 wakeups() { awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/"$1"/status; }
 
