@@ -59,7 +59,6 @@ struct worker {
     struct event *drain_deadline;
     struct event *accept_close; /* a drain closes the listeners once their queues are empty */
     struct event *retire;       /* ... a pass after disabling them (retire_listeners) */
-    int status_stopping;        /* the status listener is disabled, to be closed */
     int api_stopping;           /* the API's listeners are disabled, to be closed */
     int accept_close_tries;
     struct event *interrupt_wait; /* SIGINT: the master's SIGQUIT, or a stop on our own */
@@ -254,7 +253,6 @@ stop_status(struct worker *w)
     status_drain();
     if (w->status_listener)
         evconnlistener_disable(w->status_listener);
-    w->status_stopping = 1;
     retire_later(w);
 }
 
@@ -350,7 +348,7 @@ retire_listeners(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (w->status_stopping && w->status_bound) {
+    if (w->draining && w->status_bound) { /* stop_status: drain() disabled it */
         evhttp_del_accept_socket(w->status_http, w->status_bound); /* frees the listener too */
         w->status_bound = NULL;
         w->status_listener = NULL;
