@@ -42,17 +42,18 @@ struct tags_req {
     int waited;
 };
 
-static void tags_go(struct http_ctx *c);
-
 static void
 tags_resume(void *arg)
 {
-    tags_go(arg);
+    api_tags_list(arg);
 }
 
-/* From the cache, else from the statement (sent by this request or another's). */
-static void
-tags_go(struct http_ctx *c)
+/*
+ * From the cache (the whole body is kept under "tags"), else from the
+ * statement: sent by this request, or by another that it waits for.
+ */
+void
+api_tags_list(struct http_ctx *c)
 {
     struct cache *k = c->env->cache;
     struct tags_req *r = c->state;
@@ -72,11 +73,4 @@ tags_go(struct http_ctx *c)
     if (k)
         api_cache_fill(c, k);
     api_query(c, SQL_TAGS_LIST, NULL, on_tags);
-}
-
-/* With the cache on, the whole body is kept under "tags". */
-void
-api_tags_list(struct http_ctx *c)
-{
-    tags_go(c);
 }
