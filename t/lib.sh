@@ -121,7 +121,8 @@ as_pg() {
 }
 
 # pg_start: a private cluster, socket in $T/pg, database "conduit" with the
-# schema applied (unless PG_NO_SCHEMA is set).  Exports PGHOST, PGPORT, PGUSER, PGDATABASE and DB (a
+# schema applied (unless PG_NO_SCHEMA is set); unix socket only, unless
+# PG_LISTEN names addresses for TCP too (on PGPORT).  Exports PGHOST, PGPORT, PGUSER, PGDATABASE and DB (a
 # connection string for --db).
 pg_start() {
     [ -x "$PG_BINDIR/initdb" ] || skip "PostgreSQL 15 not found in $PG_BINDIR"
@@ -130,7 +131,7 @@ pg_start() {
     as_pg "$PG_BINDIR/initdb" -D "$T/pg/data" -E UTF8 --locale=C.UTF-8 \
         -A trust -U postgres >"$T/pg/initdb.log" 2>&1 || bail "initdb failed"
     cat >>"$T/pg/data/postgresql.conf" <<CONF
-listen_addresses = ''
+listen_addresses = '${PG_LISTEN:-}'
 unix_socket_directories = '$T/pg'
 max_connections = 200
 fsync = off

@@ -1,11 +1,11 @@
 /*
  * cache_sync: the listening connection.  See cache_sync.h.
  *
- * A small state machine on one libpq connection, driven by one libevent
- * event on its socket and one timer: CONNECTING (PQconnectPoll), STARTING
- * (LISTEN and the trigger check in flight), LISTENING (notifications, and
- * a keepalive query every KEEPALIVE_MS), DOWN (waiting to retry).  As in
- * db.c, no blocking libpq call runs on the loop.
+ * A small state machine on one libpq connection (pgconn.c connects it,
+ * with its timeouts and backoff) and one timer: DOWN (pgconn connects, or
+ * waits to try again), STARTING (LISTEN and the trigger check in flight),
+ * LISTENING (notifications, and a keepalive query every KEEPALIVE_MS).  As
+ * in db.c, no blocking libpq call runs on the loop.
  */
 #include "config.h"
 
@@ -20,7 +20,7 @@
 
 #include "common/log.h"
 #include "worker/cache.h"
-#include "worker/pq_event.h"
+#include "worker/pgconn.h"
 #include "sql/direct.h"
 
 #define BACKOFF_MIN_MS 50
@@ -37,18 +37,15 @@
  */
 #define TRIGGERS_EXPECTED 8
 
-enum sync_state { SYNC_DOWN, SYNC_CONNECTING, SYNC_STARTING, SYNC_LISTENING };
+enum sync_state { SYNC_DOWN, SYNC_STARTING, SYNC_LISTENING };
 
 struct cache_sync {
     struct event_base *base;
     struct cache *cache;
-    char *conninfo;
-    char appname[64];
-    PGconn *pg;
+    struct pgconn *pc;
+    PGconn *pg; /* pgconn_pg(pc) while connected, NULL while down */
     enum sync_state state;
-    struct pq_event sock;
-    struct event *timer; /* the retry when DOWN, the keepalive when LISTENING */
-    int backoff_ms;
+    struct event *timer; /* the keepalive when LISTENING */
     int ping_outstanding;
     int64_t triggers; /* from the start query; -1 until read */
     int outage_logged;
@@ -59,7 +56,6 @@ struct cache_sync {
     int64_t max_us;
 };
 
-static void on_socket(evutil_socket_t fd, short what, void *arg);
 static void on_timer(evutil_socket_t fd, short what, void *arg);
 
 static int64_t
@@ -82,7 +78,7 @@ arm_timer(struct cache_sync *s, int ms)
 static int
 watch(struct cache_sync *s, short what)
 {
-    return pq_event_watch(&s->sock, s->base, s->pg, what, on_socket, s);
+    return pgconn_watch(s->pc, what);
 }
 
 /* Deaf from now on: the cache goes off (and empty) before anything else. */
@@ -97,21 +93,11 @@ broken(struct cache_sync *s, const char *why, int retry_ms)
                     "again",
                     was_listening ? "lost" : "failed", why);
     s->outage_logged = 1;
-    pq_event_clear(&s->sock);
-    if (s->pg) {
-        PQfinish(s->pg);
-        s->pg = NULL;
-    }
+    s->pg = NULL;
     s->state = SYNC_DOWN;
     s->ping_outstanding = 0;
-    if (!retry_ms) {
-        s->backoff_ms = s->backoff_ms ? s->backoff_ms * 2 : BACKOFF_MIN_MS;
-        if (s->backoff_ms > BACKOFF_MAX_MS)
-            s->backoff_ms = BACKOFF_MAX_MS;
-        retry_ms = s->backoff_ms;
-    }
     event_del(s->timer);
-    arm_timer(s, retry_ms);
+    pgconn_retry(s->pc, retry_ms);
 }
 
 static void
@@ -119,29 +105,8 @@ broken_pq(struct cache_sync *s, const char *fallback)
 {
     char why[256];
 
-    snprintf(why, sizeof(why), "%s", s->pg ? PQerrorMessage(s->pg) : "");
-    why[strcspn(why, "\n")] = '\0';
+    pgconn_error(s->pg, why, sizeof(why));
     broken(s, why[0] ? why : fallback, 0);
-}
-
-static void
-start_connect(struct cache_sync *s)
-{
-    const char *keys[] = {"dbname", "fallback_application_name", NULL};
-    const char *vals[] = {s->conninfo, s->appname, NULL};
-
-    s->pg = PQconnectStartParams(keys, vals, 1);
-    if (!s->pg) {
-        broken(s, "out of memory", 0);
-        return;
-    }
-    if (PQstatus(s->pg) == CONNECTION_BAD || PQsetnonblocking(s->pg, 1) < 0) {
-        broken_pq(s, "cannot connect");
-        return;
-    }
-    s->state = SYNC_CONNECTING;
-    if (watch(s, EV_WRITE) < 0)
-        broken(s, "no socket", 0);
 }
 
 /* Sends a simple-protocol query; its results are read in on_socket. */
@@ -210,9 +175,10 @@ command_done(struct cache_sync *s)
     /* Listening now, so whatever changed while deaf is dropped with the rest. */
     cache_enable(s->cache, 1);
     s->state = SYNC_LISTENING;
-    s->backoff_ms = 0;
+    pgconn_reset_backoff(s->pc);
     if (s->outage_logged)
-        log_notice("cache: listening again; the cache is on (started empty)");
+        log_notice("cache: listening again; the cache is on (started empty; %s)",
+                   pgconn_where(s->pc));
     else
         log_debug("cache: listening; the cache is on");
     s->outage_logged = 0;
@@ -265,33 +231,31 @@ read_results(struct cache_sync *s)
         broken(s, "connection closed by the server", 0);
 }
 
+/* pgconn: connected; LISTEN and the trigger check go first. */
 static void
-on_socket(evutil_socket_t fd, short what, void *arg)
+on_up(void *arg)
 {
     struct cache_sync *s = arg;
 
-    (void)fd;
-    if (s->state == SYNC_CONNECTING) {
-        switch (PQconnectPoll(s->pg)) {
-        case PGRES_POLLING_READING:
-            if (watch(s, EV_READ) < 0)
-                broken(s, "no socket", 0);
-            return;
-        case PGRES_POLLING_WRITING:
-            if (watch(s, EV_WRITE) < 0)
-                broken(s, "no socket", 0);
-            return;
-        case PGRES_POLLING_OK:
-            s->state = SYNC_STARTING;
-            s->triggers = -1;
-            if (send_query(s, sql_direct[SQL_DIRECT_CACHE_LISTEN].text) < 0)
-                broken_pq(s, "cannot send LISTEN");
-            return;
-        default:
-            broken_pq(s, "connection failed");
-            return;
-        }
-    }
+    s->pg = pgconn_pg(s->pc);
+    s->state = SYNC_STARTING;
+    s->triggers = -1;
+    if (send_query(s, sql_direct[SQL_DIRECT_CACHE_LISTEN].text) < 0)
+        broken_pq(s, "cannot send LISTEN");
+}
+
+/* pgconn: an attempt to connect failed. */
+static void
+on_failed(void *arg, const char *why)
+{
+    broken(arg, why, 0);
+}
+
+static void
+on_io(void *arg, short what)
+{
+    struct cache_sync *s = arg;
+
     if (what & EV_WRITE) {
         int flush = PQflush(s->pg);
         if (flush < 0 || (flush == 0 && watch(s, EV_READ) < 0)) {
@@ -303,7 +267,13 @@ on_socket(evutil_socket_t fd, short what, void *arg)
         read_results(s);
 }
 
-/* DOWN: time to reconnect.  LISTENING: the keepalive. */
+static const struct pgconn_ops sync_ops = {
+    .up = on_up,
+    .io = on_io,
+    .failed = on_failed,
+};
+
+/* LISTENING: the keepalive. */
 static void
 on_timer(evutil_socket_t fd, short what, void *arg)
 {
@@ -311,10 +281,6 @@ on_timer(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (s->state == SYNC_DOWN) {
-        start_connect(s);
-        return;
-    }
     if (s->state != SYNC_LISTENING)
         return;
     if (s->ping_outstanding) {
@@ -334,21 +300,28 @@ cache_sync_new(struct event_base *base, const char *conninfo, const char *appnam
                struct cache *cache)
 {
     struct cache_sync *s = calloc(1, sizeof(*s));
+    struct pgconn_conf conf = {
+        .conninfo = conninfo,
+        .appname = appname,
+        .backoff_min_ms = BACKOFF_MIN_MS,
+        .backoff_max_ms = BACKOFF_MAX_MS,
+    };
+    char why[256];
 
     if (!s)
         return NULL;
     s->base = base;
-    s->sock.fd = -1;
     s->cache = cache;
-    s->conninfo = strdup(conninfo);
     s->timer = evtimer_new(base, on_timer, s);
-    if (!s->conninfo || !s->timer) {
+    s->pc = pgconn_new(base, &conf, &sync_ops, s, why, sizeof(why));
+    if (!s->pc || !s->timer) {
+        if (!s->pc)
+            log_error("cache: listening connection: %s", why);
         cache_sync_free(s);
         return NULL;
     }
-    snprintf(s->appname, sizeof(s->appname), "%s", appname);
     cache_enable(cache, 0);
-    start_connect(s);
+    pgconn_start(s->pc);
     return s;
 }
 
@@ -357,12 +330,9 @@ cache_sync_free(struct cache_sync *s)
 {
     if (!s)
         return;
-    pq_event_clear(&s->sock);
     if (s->timer)
         event_free(s->timer);
-    if (s->pg)
-        PQfinish(s->pg);
-    free(s->conninfo);
+    pgconn_free(s->pc);
     free(s);
 }
 

@@ -31,12 +31,13 @@
 
 #include "common/log.h"
 #include "common/scoreboard.h"
-#include "worker/pq_event.h"
+#include "worker/pgconn.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000 /* service must come back soon after PostgreSQL does */
 
-enum conn_state { CONN_DOWN, CONN_CONNECTING, CONN_PREPARING, CONN_IDLE, CONN_BUSY };
+/* CONN_DOWN: not connected (pgconn.c connects, or waits to try again). */
+enum conn_state { CONN_DOWN, CONN_PREPARING, CONN_IDLE, CONN_BUSY };
 
 /* One query, from db_query() to its callback.  Owns copies of its parameters. */
 struct job {
@@ -56,14 +57,12 @@ struct job {
 struct pool_conn {
     struct db_pool *pool;
     int id;
-    PGconn *pg;
+    struct pgconn *pc;
+    PGconn *pg; /* pgconn_pg(pc) while connected, NULL while down */
     enum conn_state state;
-    struct pq_event sock;
     int prepared;
     struct job *job;
     PGresult *res; /* the first result of the command in flight */
-    struct event *retry;
-    int backoff_ms;
     int was_up;
     int tried;         /* its first attempt has ended, well or not */
     int64_t fence;     /* WAL its server had replayed (INT64_MAX: no probe, or a primary) */
@@ -100,9 +99,7 @@ struct db_pool {
     struct pool_conn conns[];
 };
 
-static void pool_conn_event(evutil_socket_t fd, short what, void *arg);
 static void count_read(struct db_pool *p, enum scoreboard_read where);
-static void start_connect(struct pool_conn *c);
 static void submit(struct db_pool *p, struct job *j);
 
 static int64_t
@@ -252,7 +249,7 @@ set_queued(struct db_pool *p, int delta)
 static int
 watch(struct pool_conn *c, short what)
 {
-    return pq_event_watch(&c->sock, c->pool->base, c->pg, what, pool_conn_event, c);
+    return pgconn_watch(c->pc, what);
 }
 
 /* The highest fence of the connections up; -1 when none is up. */
@@ -352,14 +349,6 @@ fail_unservable(struct db_pool *p)
     }
 }
 
-static void
-on_retry(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    start_connect(arg);
-}
-
 /*
  * The pool has settled once a connection is up, or once every connection
  * has failed its first attempt (PostgreSQL is down: waiting longer helps
@@ -380,7 +369,6 @@ static void
 pool_conn_broken(struct pool_conn *c, const char *why)
 {
     struct db_pool *p = c->pool;
-    struct timeval tv;
 
     count_error(p, SB_DB_CONNECTION);
     if (c->state >= CONN_IDLE || c->was_up || !p->outage_logged) {
@@ -427,21 +415,11 @@ pool_conn_broken(struct pool_conn *c, const char *why)
         PQclear(c->res);
         c->res = NULL;
     }
-    pq_event_clear(&c->sock);
-    if (c->pg) {
-        PQfinish(c->pg);
-        c->pg = NULL;
-    }
+    c->pg = NULL;
+    pgconn_retry(c->pc, 0);
     set_state(c, CONN_DOWN);
     fence_reset(c);
     fail_unservable(p);
-
-    c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
-    if (c->backoff_ms > BACKOFF_MAX_MS)
-        c->backoff_ms = BACKOFF_MAX_MS;
-    tv.tv_sec = c->backoff_ms / 1000;
-    tv.tv_usec = (c->backoff_ms % 1000) * 1000;
-    evtimer_add(c->retry, &tv);
     settle(p);
 }
 
@@ -450,49 +428,6 @@ on_notice(void *arg, const char *message)
 {
     (void)arg;
     log_debug("postgresql: %s", message);
-}
-
-static void
-start_connect(struct pool_conn *c)
-{
-    const char *keys[5], *vals[5];
-    int n = 0;
-
-    /*
-     * A keyword before dbname is a default the expanded connection string
-     * overrides; after it, it overrides the string.  Without options, the
-     * array ends before them (libpq's defaults apply).
-     */
-    if (c->pool->session_attrs) {
-        keys[n] = "target_session_attrs";
-        vals[n++] = c->pool->session_attrs;
-    }
-    keys[n] = "dbname";
-    vals[n++] = c->pool->conninfo;
-    keys[n] = "fallback_application_name";
-    vals[n++] = c->pool->appname;
-    if (c->pool->options) {
-        keys[n] = "options";
-        vals[n++] = c->pool->options;
-    }
-    keys[n] = vals[n] = NULL;
-
-    c->pg = PQconnectStartParams(keys, vals, 1);
-    if (!c->pg) {
-        pool_conn_broken(c, "out of memory");
-        return;
-    }
-    if (PQstatus(c->pg) == CONNECTION_BAD || PQsetnonblocking(c->pg, 1) < 0) {
-        char why[256];
-        snprintf(why, sizeof(why), "%s", PQerrorMessage(c->pg));
-        why[strcspn(why, "\n")] = '\0';
-        pool_conn_broken(c, why);
-        return;
-    }
-    PQsetNoticeProcessor(c->pg, on_notice, NULL);
-    set_state(c, CONN_CONNECTING);
-    if (watch(c, EV_WRITE) < 0)
-        pool_conn_broken(c, "no socket");
 }
 
 static void
@@ -612,9 +547,9 @@ send_next_prepare(struct pool_conn *c)
         p->ready++;
         c->was_up = 1;
         c->tried = 1;
-        c->backoff_ms = 0;
+        pgconn_reset_backoff(c->pc);
         if (p->outage_logged) {
-            log_notice("database connection %d is back", c->id);
+            log_notice("%s connection %d is back (%s)", p->what, c->id, pgconn_where(c->pc));
             if (p->ready == p->size)
                 p->outage_logged = 0;
         } else {
@@ -729,36 +664,31 @@ command_done(struct pool_conn *c)
     pool_conn_idle(c);
 }
 
+/* pgconn: connected.  Every statement is prepared before the first query. */
 static void
-pool_conn_event(evutil_socket_t fd, short what, void *arg)
+pool_conn_up(void *arg)
 {
     struct pool_conn *c = arg;
 
-    (void)fd;
-    if (c->state == CONN_CONNECTING) {
-        switch (PQconnectPoll(c->pg)) {
-        case PGRES_POLLING_READING:
-            if (watch(c, EV_READ) < 0)
-                pool_conn_broken(c, "no socket");
-            return;
-        case PGRES_POLLING_WRITING:
-            if (watch(c, EV_WRITE) < 0)
-                pool_conn_broken(c, "no socket");
-            return;
-        case PGRES_POLLING_OK:
-            set_state(c, CONN_PREPARING);
-            c->prepared = 0;
-            send_next_prepare(c);
-            return;
-        default: {
-            char why[256];
-            snprintf(why, sizeof(why), "%s", PQerrorMessage(c->pg));
-            why[strcspn(why, "\n")] = '\0';
-            pool_conn_broken(c, why[0] ? why : "connection failed");
-            return;
-        }
-        }
-    }
+    c->pg = pgconn_pg(c->pc);
+    PQsetNoticeProcessor(c->pg, on_notice, NULL);
+    set_state(c, CONN_PREPARING);
+    c->prepared = 0;
+    send_next_prepare(c);
+}
+
+/* pgconn: an attempt to connect failed. */
+static void
+pool_conn_failed(void *arg, const char *why)
+{
+    pool_conn_broken(arg, why);
+}
+
+static void
+pool_conn_io(void *arg, short what)
+{
+    struct pool_conn *c = arg;
+
     if (c->state != CONN_PREPARING && c->state != CONN_BUSY) {
         /* Idle: only a server going away makes the socket readable. */
         if (PQconsumeInput(c->pg) == 0 || PQstatus(c->pg) == CONNECTION_BAD)
@@ -794,6 +724,12 @@ pool_conn_event(evutil_socket_t fd, short what, void *arg)
         }
     }
 }
+
+static const struct pgconn_ops pool_conn_ops = {
+    .up = pool_conn_up,
+    .io = pool_conn_io,
+    .failed = pool_conn_failed,
+};
 
 static struct db_pool *
 pool_new(struct event_base *base, const char *conninfo, const char *options, int size,
@@ -834,18 +770,27 @@ pool_new(struct event_base *base, const char *conninfo, const char *options, int
     }
     for (int i = 0; i < size; i++) {
         struct pool_conn *c = &p->conns[i];
+        struct pgconn_conf conf = {
+            .conninfo = p->conninfo,
+            .session_attrs = p->session_attrs,
+            .appname = p->appname,
+            .options = p->options,
+            .backoff_min_ms = BACKOFF_MIN_MS,
+            .backoff_max_ms = BACKOFF_MAX_MS,
+        };
+        char why[256];
         c->pool = p;
         c->id = i;
-        c->sock.fd = -1;
         fence_reset(c);
-        c->retry = evtimer_new(base, on_retry, c);
-        if (!c->retry) {
+        c->pc = pgconn_new(base, &conf, &pool_conn_ops, c, why, sizeof(why));
+        if (!c->pc) {
+            log_error("%s connection %d: %s", p->what, i, why);
             db_pool_free(p);
             return NULL;
         }
     }
     for (int i = 0; i < size; i++)
-        start_connect(&p->conns[i]);
+        pgconn_start(p->conns[i].pc);
     return p;
 }
 
@@ -877,11 +822,7 @@ db_pool_free(struct db_pool *p)
             job_free(c->job);
         if (c->res)
             PQclear(c->res);
-        pq_event_clear(&c->sock);
-        if (c->retry)
-            event_free(c->retry);
-        if (c->pg)
-            PQfinish(c->pg);
+        pgconn_free(c->pc);
     }
     while (p->head) {
         struct job *j = p->head;

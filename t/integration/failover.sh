@@ -12,15 +12,32 @@
 # lost beside them); the cache listener follows to the new primary, and the
 # cache (emptied when its listener broke) serves a change made there.
 # The gap is printed.
+#
+# With FAILOVER_TCP set (failover_tcp.sh), the same over TCP on 127.0.0.1,
+# two ports, as hosts on different machines are wired: there libpq moves
+# to the next host on a new socket that may reuse the old descriptor
+# number, which the unix-socket run does not cross.  Then, with the
+# promoted standby as the only server: a first host that refuses (the old
+# primary's port) and a first host that accepts and never answers (a
+# listener that only accepts) against the live one alone, measured from
+# the start of a conduitd to its first 200: within 1 s of the baseline for
+# the refusing host, within connect_timeout (2 s) + 1 s for the silent one,
+# and every worker's cache listening on the live server.
 . "$top_srcdir/t/lib.sh"
 
 has_loadgen || skip "t/loadgen is not built"
 command -v jq >/dev/null || skip "jq not installed"
 [ -x "$PG_BINDIR/pg_basebackup" ] || skip "pg_basebackup not found in $PG_BINDIR"
 
+TCP=${FAILOVER_TCP:-}
+[ -n "$TCP" ] && PG_LISTEN=127.0.0.1
 pg_start
 PRIMARY_PORT=$PGPORT
-pg_standby_start
+if [ -n "$TCP" ]; then
+    pg_standby_start "listen_addresses = '127.0.0.1'"
+else
+    pg_standby_start
+fi
 S=$STANDBY_HOST
 # Synchronous from here: an answered commit is on both.
 psql -X -q -c "ALTER SYSTEM SET synchronous_standby_names = '*'" \
@@ -29,6 +46,9 @@ wait_for 10 sh -c "[ \"\$(psql -X -At -c \"select sync_state from pg_stat_replic
 is "the standby is synchronous" "$(psql -X -At -c 'select sync_state from pg_stat_replication')" sync
 
 DB="host=$PGHOST,$S port=$PRIMARY_PORT,$STANDBY_PORT user=postgres dbname=conduit target_session_attrs=read-write"
+[ -n "$TCP" ] &&
+    DB="host=127.0.0.1,127.0.0.1 port=$PRIMARY_PORT,$STANDBY_PORT user=postgres dbname=conduit target_session_attrs=read-write connect_timeout=2"
+note "connection string: $DB"
 conduitd_start -w 2 --pool 2 --cache on
 pids_before=$(worker_pids | sort | tr '\n' ' ')
 
@@ -131,4 +151,82 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
     [ "$(printf '%s' "$BODY" | jq -r .profile.bio)" = "after the failover" ] && ok=$((ok + 1))
 done
 is "the cache serves the new primary's data on every worker (10 of 10)" "$ok" 10
+
+[ -n "$TCP" ] || done_testing
+
+# The servers above go: what follows counts the cache listeners of one.
+for _x in ${EXTRA_PIDS:-}; do stop_pid "$_x"; done
+EXTRA_PIDS=
+stop_pid "$CONDUITD_PID"
+CONDUITD_PID=
+
+# ms_to_serve NAME CONNINFO: starts a conduitd -w 2 --cache on with that
+# connection string; SERVE_MS is the ms from its start to its first 200 on
+# GET /api/tags with both workers' cache listening (99999: not within 15 s).
+# It is stopped after.
+ms_to_serve() {
+    _log=$T/serve-$1.log
+    : >"$_log"
+    _t0=$(ms_now)
+    "$CONDUITD" -b 127.0.0.1:0 --dev $( [ "$(id -u)" = 0 ] && echo --allow-root ) -w 2 --cache on \
+        --log-level info --db "$2" --log "$_log" </dev/null >/dev/null 2>&1 &
+    _pid=$!
+    EXTRA_PIDS=$_pid
+    _ms=99999
+    while [ $(($(ms_now) - _t0)) -lt 15000 ]; do
+        _port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$_log" | head -n 1)
+        if [ -n "$_port" ] &&
+            [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$_port/api/tags")" = 200 ] &&
+            [ "$(listeners)" -ge 2 ]; then
+            _ms=$(($(ms_now) - _t0))
+            break
+        fi
+        sleep 0.05
+    done
+    stop_pid "$_pid"
+    EXTRA_PIDS=
+    wait_for 10 sh -c "[ \"\$(psql -X -At -c \"select count(*) from pg_stat_activity where application_name like 'conduitd%'\")\" = 0 ]"
+    SERVE_MS=$_ms
+}
+
+# Only the promoted standby serves now; the old primary's port refuses.
+LIVE="user=postgres dbname=conduit target_session_attrs=read-write connect_timeout=2"
+ms_to_serve alone "host=127.0.0.1 port=$STANDBY_PORT $LIVE"
+base_ms=$SERVE_MS
+note "the live server alone: serving $base_ms ms after the start"
+check "the live server alone: serving ($base_ms ms)" [ "$base_ms" -lt 99999 ]
+
+ms_to_serve dead "host=127.0.0.1,127.0.0.1 port=$PRIMARY_PORT,$STANDBY_PORT $LIVE"
+dead_ms=$SERVE_MS
+note "a refusing first host: serving $dead_ms ms after the start"
+check "a refusing first host: serving within 1 s of the baseline ($dead_ms against $base_ms ms)" \
+    [ "$dead_ms" -le $((base_ms + 1000)) ]
+
+# A first host that accepts and never says a word (a machine whose
+# PostgreSQL hangs, or a proxy in front of a dead one).
+$PY -c '
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(64)
+print(s.getsockname()[1], flush=True)
+held = []
+end = time.time() + 60
+s.settimeout(1)
+while time.time() < end:
+    try:
+        held.append(s.accept()[0])
+    except socket.timeout:
+        pass
+' >"$T/silent.port" &
+SILENT_PID=$!
+wait_for 10 test -s "$T/silent.port" || bail "the silent listener did not start"
+SILENT=$(cat "$T/silent.port")
+ms_to_serve silent "host=127.0.0.1,127.0.0.1 port=$SILENT,$STANDBY_PORT $LIVE"
+silent_ms=$SERVE_MS
+note "a silent first host (connect_timeout=2): serving $silent_ms ms after the start"
+check "a silent first host: serving within connect_timeout + 1 s of the baseline ($silent_ms against $base_ms ms)" \
+    [ "$silent_ms" -le $((base_ms + 3000)) ]
+check "the log says which host did not answer" grep -q "127.0.0.1:$SILENT: no answer within 2000 ms" "$T/serve-silent.log"
+stop_pid "$SILENT_PID"
 done_testing
