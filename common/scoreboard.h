@@ -69,9 +69,10 @@ enum scoreboard_queue {
 
 /* Why it was answered 503 unserved, or dropped (conduitd_shed_total's reason). */
 enum scoreboard_shed {
-    SB_SHED_FULL,    /* the queue was full when it came */
-    SB_SHED_TIMEOUT, /* it waited queue_timeout */
-    SB_SHED_GONE,    /* its client hung up while it waited: dropped, nobody answered */
+    SB_SHED_FULL,     /* the queue was full when it came */
+    SB_SHED_TIMEOUT,  /* it waited queue_timeout */
+    SB_SHED_STANDING, /* it waited the shorter wait of a standing queue (worker/db.c) */
+    SB_SHED_GONE,     /* its client hung up while it waited: dropped, nobody answered */
     SB_SHEDS
 };
 
@@ -128,9 +129,10 @@ struct scoreboard_counters {
     _Atomic uint64_t cache_lookups[SB_CACHE_KINDS][SB_CACHE_RESULTS]; /* worker/cache.h */
     _Atomic uint64_t cache_invalidations;
     _Atomic uint64_t cache_evictions; /* entries dropped for room (cache_size, cache_memory) */
-    _Atomic uint64_t cache_unadmitted; /* values not stored: keys put fewer than cache_min_uses times */
+    _Atomic uint64_t
+        cache_unadmitted;         /* values not stored: keys put fewer than cache_min_uses times */
     _Atomic uint64_t cache_waits; /* misses that waited for another request's fill (cache_fill.h) */
-    _Atomic uint64_t bcrypt_jobs;     /* hashes and verifications handed to the threads */
+    _Atomic uint64_t bcrypt_jobs; /* hashes and verifications handed to the threads */
     _Atomic uint64_t reads[SB_READS]; /* read-only statements, with db_read: where they ran */
     _Atomic uint64_t standby_skips;   /* times the worker began skipping the standbys */
     _Atomic uint64_t shed[SB_QUEUES][SB_SHEDS];

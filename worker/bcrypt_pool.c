@@ -10,6 +10,14 @@
  * of the FIFO, at the oldest job's deadline, the jobs that have waited
  * queue_timeout or whose client has gone.  A thread that takes a job past
  * its deadline (between two firings) skips it too.
+ *
+ * Priority: the threads run BCRYPT_NICE steps nicer than the loop.  A
+ * burst of logins (every user after a restart) is pure CPU; at the same
+ * priority, two threads hashing on a two-core machine take the loop's and
+ * PostgreSQL's CPU, so the logged-in users' reads slow down and the
+ * database queue stands and sheds them.  Nicer, the hashes get what the
+ * reads leave, and logins that wait past queue_timeout are shed with 503:
+ * the burst costs logins, not everyone's reads.
  */
 #include "config.h"
 
@@ -22,6 +30,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,10 +94,18 @@ now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Raising a nice value needs no privilege; on Linux it is the thread's own. */
+#define BCRYPT_NICE 5
+
 static void *
 run_thread(void *arg)
 {
     struct bcrypt_pool *p = arg;
+
+    errno = 0;
+    int prio = getpriority(PRIO_PROCESS, 0);
+    if (errno == 0 && setpriority(PRIO_PROCESS, 0, prio + BCRYPT_NICE) < 0)
+        log_debug("hashing thread: cannot lower its priority: %s", strerror(errno));
 
     for (;;) {
         struct bjob *j;

@@ -36,12 +36,24 @@
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000 /* service must come back soon after PostgreSQL does */
 
+/*
+ * The queue under overload (Facebook's adaptive LIFO with CoDel's test for
+ * a standing queue): a queue that has not once been empty for STANDING_NS
+ * is standing, not a burst.  While it stands, the newest query is served
+ * first and a client's query waits at most STANDING_WAIT_NS (queue_timeout
+ * if shorter), so that the requests served are served fast and the excess
+ * gets its 503 at once, instead of everybody waiting about queue_timeout
+ * behind a FIFO that never drains (docs/design.md, "Overload").
+ */
+#define STANDING_NS (200 * 1000000LL)
+#define STANDING_WAIT_NS (250 * 1000000LL)
+
 /* CONN_DOWN: not connected (pgconn.c connects, or waits to try again). */
 enum conn_state { CONN_DOWN, CONN_PREPARING, CONN_IDLE, CONN_BUSY };
 
 /* One query, from db_query() to its callback.  Owns copies of its parameters. */
 struct job {
-    struct job *next;
+    struct job *next, *prev; /* the queue, in arrival order */
     enum sql_query_id q;
     db_cb cb;
     void *arg;
@@ -87,6 +99,7 @@ struct db_pool {
     int queued;
     int busy, idle;          /* connections in CONN_BUSY, CONN_IDLE */
     struct job *head, *tail; /* waiting for a connection */
+    int64_t nonempty_ns;     /* when the queue last went from empty to not */
     struct job *failed;      /* to be told DB_UNAVAILABLE from the loop */
     struct event *deliver;
     int outage_logged;
@@ -223,19 +236,39 @@ count_shed(struct db_pool *p, enum scoreboard_shed why)
  * its time, or nobody wants it).
  */
 static void
-shed(struct db_pool *p, struct job *j, enum db_status st)
+shed(struct db_pool *p, struct job *j, enum db_status st, int64_t now)
 {
-    count_shed(p, st == DB_TIMED_OUT ? SB_SHED_TIMEOUT : SB_SHED_GONE);
+    enum scoreboard_shed why = SB_SHED_GONE;
+
+    if (st == DB_TIMED_OUT)
+        why = now - j->queued_ns >= p->timeout_ns ? SB_SHED_TIMEOUT : SB_SHED_STANDING;
+    count_shed(p, why);
     j->fallback = NULL;
     j->fail_st = st;
     fail_later(p, j);
 }
 
-/* Has this client's query waited its queue_timeout? */
+/* Has the queue stood (not once empty) for STANDING_NS? */
+static int
+standing(const struct db_pool *p, int64_t now)
+{
+    return p->head && now - p->nonempty_ns >= STANDING_NS;
+}
+
+/* How long a client's query may wait now. */
+static int64_t
+wait_limit(const struct db_pool *p, int64_t now)
+{
+    if (STANDING_WAIT_NS < p->timeout_ns && standing(p, now))
+        return STANDING_WAIT_NS;
+    return p->timeout_ns;
+}
+
+/* Has this client's query waited as long as it may? */
 static int
 expired(const struct db_pool *p, const struct job *j, int64_t now)
 {
-    return j->wanted && now - j->queued_ns >= p->timeout_ns;
+    return j->wanted && now - j->queued_ns >= wait_limit(p, now);
 }
 
 static void
@@ -264,33 +297,46 @@ db_pool_fence(const struct db_pool *p)
     return best;
 }
 
-/* Unlinks j, which follows prev (NULL: j is the head), from the queue. */
+/* Unlinks j from the queue. */
 static void
-take(struct db_pool *p, struct job *prev, struct job *j)
+take(struct db_pool *p, struct job *j)
 {
-    if (prev)
-        prev->next = j->next;
+    if (j->prev)
+        j->prev->next = j->next;
     else
         p->head = j->next;
-    if (p->tail == j)
-        p->tail = prev;
-    j->next = NULL;
+    if (j->next)
+        j->next->prev = j->prev;
+    else
+        p->tail = j->prev;
+    j->next = j->prev = NULL;
     set_queued(p, -1);
 }
 
 /*
- * The queue is in arrival order, so the first client's query in it is the
- * next to time out: the timer is set for it.  (Taking the head from the
- * queue leaves the timer early; it then only sets itself again.)
+ * The queue is in arrival order (a standing queue is served from its tail,
+ * but still joined at it), so the first client's query in it is the next
+ * to time out: the timer is set for it, at queue_timeout, or sooner when
+ * the queue will have stood by then and its wait is shorter.  (Taking the
+ * head from the queue leaves the timer early; it then only sets itself
+ * again.)
  */
 static void
 arm_expire(struct db_pool *p, int64_t now)
 {
     for (struct job *j = p->head; j; j = j->next) {
-        int64_t left = j->queued_ns + p->timeout_ns - now;
+        int64_t at = j->queued_ns + p->timeout_ns, left;
         struct timeval tv;
         if (!j->wanted)
             continue;
+        if (STANDING_WAIT_NS < p->timeout_ns) {
+            int64_t stands = p->nonempty_ns + STANDING_NS;
+            int64_t waited = j->queued_ns + STANDING_WAIT_NS;
+            int64_t short_at = stands > waited ? stands : waited;
+            if (short_at < at)
+                at = short_at;
+        }
+        left = at - now;
         if (left < 0)
             left = 0;
         tv.tv_sec = (time_t)(left / 1000000000);
@@ -301,26 +347,26 @@ arm_expire(struct db_pool *p, int64_t now)
 }
 
 /*
- * queue_timeout: the clients' queries that have waited it fail now, so
- * their clients hear 503 at once instead of having them run late, for no
- * one.  The pool's own queries wait on.
+ * queue_timeout (or the shorter wait of a standing queue): the clients'
+ * queries that have waited it fail now, so their clients hear 503 at once
+ * instead of having them run late, for no one.  The pool's own queries
+ * wait on.
  */
 static void
 on_expire(evutil_socket_t fd, short what, void *arg)
 {
     struct db_pool *p = arg;
     int64_t now = now_ns();
-    struct job *prev = NULL, *j = p->head;
+    int64_t limit = wait_limit(p, now);
+    struct job *j = p->head;
 
     (void)fd;
     (void)what;
-    while (j && now - j->queued_ns >= p->timeout_ns) {
+    while (j && now - j->queued_ns >= limit) {
         struct job *next = j->next;
         if (j->wanted) {
-            take(p, prev, j);
-            shed(p, j, DB_TIMED_OUT);
-        } else {
-            prev = j;
+            take(p, j);
+            shed(p, j, j->wanted(j->arg) ? DB_TIMED_OUT : DB_ABANDONED, now);
         }
         j = next;
     }
@@ -335,15 +381,13 @@ static void
 fail_unservable(struct db_pool *p)
 {
     int64_t best = db_pool_fence(p);
-    struct job *prev = NULL, *j = p->head;
+    struct job *j = p->head;
 
     while (j) {
         struct job *next = j->next;
         if (j->need > best) {
-            take(p, prev, j);
+            take(p, j);
             fail_later(p, j);
-        } else {
-            prev = j;
         }
         j = next;
     }
@@ -487,16 +531,18 @@ send_probe(struct pool_conn *c, int64_t now)
 
 /*
  * The connection is free: probe it when that is due, else give it the
- * oldest waiting query it can serve (any, but in a read pool).  A client's
- * query that has waited its time, or whose client has gone, is dropped on
- * the way: PostgreSQL's time goes to clients still waiting for an answer.
+ * oldest waiting query it can serve (any, but in a read pool), or the
+ * newest while the queue stands.  A client's query that has waited its
+ * time, or whose client has gone, is dropped on the way: PostgreSQL's time
+ * goes to clients still waiting for an answer.
  */
 static void
 pool_conn_idle(struct pool_conn *c)
 {
     struct db_pool *p = c->pool;
-    struct job *prev = NULL, *j = p->head;
     int64_t now = now_ns();
+    int lifo = standing(p, now);
+    struct job *j = lifo ? p->tail : p->head;
 
     set_state(c, CONN_IDLE);
     if (probe_due(c, now)) {
@@ -504,17 +550,16 @@ pool_conn_idle(struct pool_conn *c)
         return;
     }
     while (j) {
-        struct job *next = j->next;
+        struct job *next = lifo ? j->prev : j->next;
         if (j->need > c->fence) {
-            prev = j;
             j = next;
             continue;
         }
-        take(p, prev, j);
+        take(p, j);
         if (expired(p, j, now)) {
-            shed(p, j, DB_TIMED_OUT);
+            shed(p, j, DB_TIMED_OUT, now);
         } else if (j->wanted && !j->wanted(j->arg)) {
-            shed(p, j, DB_ABANDONED);
+            shed(p, j, DB_ABANDONED, now);
         } else {
             send_job(c, j);
             return;
@@ -880,10 +925,13 @@ submit(struct db_pool *p, struct job *j)
         return;
     }
     j->queued_ns = now_ns();
-    if (p->tail)
+    j->prev = p->tail;
+    if (p->tail) {
         p->tail->next = j;
-    else
+    } else {
         p->head = j;
+        p->nonempty_ns = j->queued_ns;
+    }
     p->tail = j;
     set_queued(p, 1);
     if (j->wanted && !evtimer_pending(p->expire, NULL))
