@@ -29,23 +29,6 @@ static struct {
 static const char *const level_names[] = {"debug", "info", "notice", "warning", "error"};
 static const int syslog_prio[] = {LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING, LOG_ERR};
 
-int
-log_level_parse(const char *name)
-{
-    for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
-        if (strcmp(name, level_names[i]) == 0)
-            return (int)i;
-    return -1;
-}
-
-const char *
-log_level_name(int level)
-{
-    if (level < 0 || level > LOG_LEVEL_ERROR)
-        return "unknown";
-    return level_names[level];
-}
-
 static int
 open_file(const char *path)
 {
