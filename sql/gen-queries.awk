@@ -121,6 +121,17 @@ function use_fragment(spec,    f, n, i, j, line) {
             fail("fragment " f[1] " has no {" ukey[i] "}")
 }
 
+# The name of a "-- KEY: name" line, which must be snake_case; what
+# names the thing for the message.
+function line_name(key, what,    name) {
+    name = $0
+    sub("^--[ \t]*" key ":[ \t]*", "", name)
+    sub(/[ \t]+$/, "", name)
+    if (name !~ /^[a-z][a-z0-9_]*$/)
+        fail("bad " what " name '" name "' (want snake_case)")
+    return name
+}
+
 function finish_query() {
     if (nlines[nq] == 0)
         fail("query " names[nq] " has no text")
@@ -149,11 +160,7 @@ BEGIN {
 /^--[ \t]*fragment:/ {
     if (in_query)
         fail("query " names[nq] " is not terminated by ';' before the next fragment")
-    name = $0
-    sub(/^--[ \t]*fragment:[ \t]*/, "", name)
-    sub(/[ \t]+$/, "", name)
-    if (name !~ /^[a-z][a-z0-9_]*$/)
-        fail("bad fragment name '" name "' (want snake_case)")
+    name = line_name("fragment", "fragment")
     if (name in frag_len)
         fail("duplicate fragment name '" name "'")
     frag_len[name] = 0
@@ -166,11 +173,7 @@ BEGIN {
     in_frag = ""
     if (in_query)
         fail("query " names[nq] " is not terminated by ';' before the next name")
-    name = $0
-    sub(/^--[ \t]*name:[ \t]*/, "", name)
-    sub(/[ \t]+$/, "", name)
-    if (name !~ /^[a-z][a-z0-9_]*$/)
-        fail("bad query name '" name "' (want snake_case)")
+    name = line_name("name", "query")
     if (name in seen)
         fail("duplicate query name '" name "'")
     seen[name] = 1
