@@ -128,8 +128,8 @@ log_vmsg(int level, const char *fmt, va_list ap)
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-    n += (size_t)snprintf(line + n, sizeof(line) - n, ".%03ldZ [%ld] %s %s: ",
-                          ts.tv_nsec / 1000000, (long)getpid(), logger.role, level_names[level]);
+    n += (size_t)snprintf(line + n, sizeof(line) - n, ".%03ldZ [%ld] %s %s: ", ts.tv_nsec / 1000000,
+                          (long)getpid(), logger.role, level_names[level]);
     int m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
     if (m < 0)
         m = 0;

@@ -12,7 +12,13 @@
 #include <stdarg.h>
 
 /* In the order of the words of settings.c's log_level key. */
-enum log_level { LOG_LEVEL_DEBUG, LOG_LEVEL_INFO, LOG_LEVEL_NOTICE, LOG_LEVEL_WARNING, LOG_LEVEL_ERROR };
+enum log_level {
+    LOG_LEVEL_DEBUG,
+    LOG_LEVEL_INFO,
+    LOG_LEVEL_NOTICE,
+    LOG_LEVEL_WARNING,
+    LOG_LEVEL_ERROR
+};
 
 /*
  * target is "stderr", "syslog" or a file path.  Returns 0, or -1 with errno

@@ -47,7 +47,8 @@ const char *const metrics_cache_kind[SB_CACHE_KINDS] = {
     [SB_CACHE_LIST_AUTHOR] = "list_author",
     [SB_CACHE_LIST_FAVORITED] = "list_favorited",
     [SB_CACHE_FEED] = "feed",
-    [SB_CACHE_OTHER] = "other"};
+    [SB_CACHE_OTHER] = "other",
+};
 const char *const metrics_cache_result[SB_CACHE_RESULTS] = {
     [SB_CACHE_HIT] = "hit", [SB_CACHE_STALE] = "stale", [SB_CACHE_ABSENT] = "absent"};
 
@@ -319,12 +320,12 @@ write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struc
     one(b, "conduitd_cache_misses_total", "counter", "Cache lookups that went to the database.",
         (long long)scoreboard_cache_misses(t));
     header(b, "conduitd_cache_lookups_total", "counter",
-           "Cache lookups, by what they were for (kind: user, profile, followees, favorites, "
-           "tags, article, list_global, list_tag, list_author, list_favorited, feed, other) and how "
-           "they ended (result: hit; stale, held but changed since its read; absent, not held). A "
-           "page is answered from the cache only when it and each of its articles hit. A request "
-           "that waited for another's statement (conduitd_cache_waits_total) looks up twice: "
-           "absent, then again once that statement has filled the entry.");
+           "Cache lookups, by what they were for (kind: user, profile, followees, favorites, tags, "
+           "article, list_global, list_tag, list_author, list_favorited, feed, other) and how they "
+           "ended (result: hit; stale, held but changed since its read; absent, not held). A page "
+           "is answered from the cache only when it and each of its articles hit. A request that "
+           "waited for another's statement (conduitd_cache_waits_total) looks up twice: absent, "
+           "then again once that statement has filled the entry.");
     for (int k = 0; k < SB_CACHE_KINDS; k++)
         for (int r = 0; r < SB_CACHE_RESULTS; r++)
             evbuffer_add_printf(b, "conduitd_cache_lookups_total{kind=\"%s\",result=\"%s\"} %llu\n",
