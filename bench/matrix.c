@@ -9,10 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/options.h"
-
 /* Starting conduitd (and nginx) and stopping it again, as measured here. */
 #define START_STOP_S 5.0
+
+/* "--FLAG ARG: WANT" into err; returns -1, for `return bad(...)`. */
+static int
+bad(char *err, size_t errlen, const char *flag, const char *arg, const char *want)
+{
+    snprintf(err, errlen, "--%s %s: %s", flag, arg ? arg : "", want);
+    return -1;
+}
 
 /* A comma-separated list of whole numbers from lo to hi; the count or -1. */
 static int
@@ -74,29 +80,71 @@ items(const char *spec, char item[][16], int max)
 }
 
 int
+matrix_workers(const char *spec, int n, int *out, int max)
+{
+    char buf[256], *save = NULL, *tok;
+    int count = 0;
+
+    if (!spec || strlen(spec) >= sizeof(buf))
+        return -1;
+    strcpy(buf, spec);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long k = 1, add = 0, v;
+        char *p = tok, *end;
+
+        if (count == max)
+            return -1;
+        if (strchr(p, 'n')) {
+            if (*p != 'n') {
+                k = strtol(p, &end, 10);
+                if (end == p || *end != 'n' || k < 1 || k > 64)
+                    return -1;
+                p = end;
+            }
+            p++; /* the 'n' */
+            if (*p == '+') {
+                add = strtol(p + 1, &end, 10);
+                if (end == p + 1 || *end || add < 0 || add > 1024)
+                    return -1;
+            } else if (*p) {
+                return -1;
+            }
+            v = k * n + add;
+        } else {
+            v = strtol(p, &end, 10);
+            if (end == p || *end)
+                return -1;
+        }
+        if (v < 1 || v > 1024)
+            return -1;
+        out[count++] = (int)v;
+    }
+    return count ? count : -1;
+}
+
+int
 matrix_expand(const char *cores, const char *workers, const char *instances, const char *cache,
               int ncpu, struct matrix_config *out, int max, char *err, size_t errlen)
 {
-    int c[16], in[16], ca[2], w[OPT_MAX_CONFIGS], nc, ni, nca, nw, n = 0;
-    char item[OPT_MAX_CONFIGS][16];
+    int c[16], in[16], ca[2], w[MATRIX_MAX_WORKERS], nc, ni, nca, nw, n = 0;
+    char item[MATRIX_MAX_WORKERS][16];
 
     if ((nc = numbers(cores, 1, ncpu, c, 16)) < 0) {
         char want[96];
 
         snprintf(want, sizeof(want), "want distinct core counts from 1 to %d (this machine's)",
                  ncpu);
-        return options_bad(err, errlen, "cores", cores, want);
+        return bad(err, errlen, "cores", cores, want);
     }
     if ((ni = numbers(instances, 1, 16, in, 16)) < 0)
-        return options_bad(err, errlen, "instances", instances,
-                           "want distinct counts from 1 to 16");
+        return bad(err, errlen, "instances", instances, "want distinct counts from 1 to 16");
     if ((nca = switches(cache, ca)) < 0)
-        return options_bad(err, errlen, "cache", cache, "want off, on or off,on");
+        return bad(err, errlen, "cache", cache, "want off, on or off,on");
     for (int i = 0; i < nc; i++) {
-        nw = options_workers(workers, c[i], w, OPT_MAX_CONFIGS);
-        if (nw < 0 || items(workers, item, OPT_MAX_CONFIGS) != nw)
-            return options_bad(err, errlen, "workers", workers,
-                               "want a list such as 1,n,2n+1 (numbers, n, Kn, n+B, Kn+B)");
+        nw = matrix_workers(workers, c[i], w, MATRIX_MAX_WORKERS);
+        if (nw < 0 || items(workers, item, MATRIX_MAX_WORKERS) != nw)
+            return bad(err, errlen, "workers", workers,
+                       "want a list such as 1,n,2n+1 (numbers, n, Kn, n+B, Kn+B)");
         for (int j = 0; j < nw; j++) {
             int dup = -1;
 
@@ -119,9 +167,8 @@ matrix_expand(const char *cores, const char *workers, const char *instances, con
                         continue;
                     }
                     if (n == max)
-                        return options_bad(
-                            err, errlen, "workers", workers,
-                            "too many configurations (at most 64 in one experiment)");
+                        return bad(err, errlen, "workers", workers,
+                                   "too many configurations (at most 64 in one experiment)");
                     m = &out[n++];
                     memset(m, 0, sizeof(*m));
                     m->cores = c[i];

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #define MATRIX_MAX 64
+#define MATRIX_MAX_WORKERS 16 /* items of a workers list */
 
 struct matrix_config {
     int cores;      /* the server's and PostgreSQL's; the generator gets the rest, if any */
@@ -34,6 +35,12 @@ struct matrix_config {
  */
 int matrix_expand(const char *cores, const char *workers, const char *instances, const char *cache,
                   int ncpu, struct matrix_config *out, int max, char *err, size_t errlen);
+
+/*
+ * "1,n,2n+1" with n the core count: each item a number, "n", "Kn", "n+B"
+ * or "Kn+B".  The count, or -1 on a bad item.
+ */
+int matrix_workers(const char *spec, int n, int *out, int max);
 
 /* 1 when the configuration's spec lists item ("n" in "1,n"). */
 int matrix_has_spec(const struct matrix_config *c, const char *item);

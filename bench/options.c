@@ -165,50 +165,7 @@ static const struct option longopts[] = {
     {0, 0, 0, 0},
 };
 
-int
-options_workers(const char *spec, int n, int *out, int max)
-{
-    char buf[256], *save = NULL, *tok;
-    int count = 0;
-
-    if (!spec || strlen(spec) >= sizeof(buf))
-        return -1;
-    strcpy(buf, spec);
-    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long k = 1, add = 0, v;
-        char *p = tok, *end;
-
-        if (count == max)
-            return -1;
-        if (strchr(p, 'n')) {
-            if (*p != 'n') {
-                k = strtol(p, &end, 10);
-                if (end == p || *end != 'n' || k < 1 || k > 64)
-                    return -1;
-                p = end;
-            }
-            p++; /* the 'n' */
-            if (*p == '+') {
-                add = strtol(p + 1, &end, 10);
-                if (end == p + 1 || *end || add < 0 || add > 1024)
-                    return -1;
-            } else if (*p) {
-                return -1;
-            }
-            v = k * n + add;
-        } else {
-            v = strtol(p, &end, 10);
-            if (end == p || *end)
-                return -1;
-        }
-        if (v < 1 || v > 1024)
-            return -1;
-        out[count++] = (int)v;
-    }
-    return count ? count : -1;
-}
-
-int
+static int
 options_bad(char *err, size_t errlen, const char *flag, const char *arg, const char *want)
 {
     snprintf(err, errlen, "--%s %s: %s", flag, arg ? arg : "", want);
@@ -521,8 +478,8 @@ check_mode(struct options *o, char *err, size_t errlen)
         !o->db && !(getenv("DATABASE_URL") && *getenv("DATABASE_URL")))
         return options_bad(err, errlen, "db", "", "needs a connection string (or DATABASE_URL)");
     if (o->mode == MODE_COMPARE) {
-        o->nworkers = options_workers(o->workers_spec ? o->workers_spec : "1,n,2n+1", (int)cores,
-                                      o->workers, OPT_MAX_CONFIGS);
+        o->nworkers = matrix_workers(o->workers_spec ? o->workers_spec : "1,n,2n+1", (int)cores,
+                                     o->workers, OPT_MAX_CONFIGS);
         if (o->nworkers < 0)
             return options_bad(err, errlen, "workers", o->workers_spec,
                                "want a list such as 1,n,2n+1 (numbers, n, Kn, n+B, Kn+B)");

@@ -15,7 +15,7 @@
 enum bench_mode { MODE_RUN, MODE_SEARCH, MODE_RATE, MODE_COMPARE, MODE_CEILING, MODE_EXPERIMENT };
 
 #define OPT_MAX_PIDS 16
-#define OPT_MAX_CONFIGS 16
+#define OPT_MAX_CONFIGS MATRIX_MAX_WORKERS
 
 struct options {
     int argc;
@@ -66,15 +66,6 @@ struct options {
 /* 0, 1 when help was printed, -1 with a message in err. */
 int options_parse(int argc, char **argv, struct options *o, char *err, size_t errlen);
 
-/*
- * "1,n,2n+1" with n the core count: each item a number, "n", "Kn", "n+B"
- * or "Kn+B".  -1 on a bad item.
- */
-int options_workers(const char *spec, int n, int *out, int max);
-
 void options_usage(FILE *f);
-
-/* "--FLAG ARG: WANT" into err; returns -1, for `return options_bad(...)`. */
-int options_bad(char *err, size_t errlen, const char *flag, const char *arg, const char *want);
 
 #endif

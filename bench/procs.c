@@ -624,9 +624,19 @@ procs_attach(struct procs *ps, struct bench *b, char *err, size_t errlen)
 {
     ps->b = b;
     ps->tmp = stats_new(b->prof->nendpoints);
-    ps->ops = (struct bench_remote){r_set_users, r_active,   r_starting, r_in_flight, r_window_begin,
-                                    r_window_end, r_totals, r_set_target, r_free,    ps->n,
-                                    ps};
+    ps->ops = (struct bench_remote){
+        .set_users = r_set_users,
+        .active = r_active,
+        .starting = r_starting,
+        .in_flight = r_in_flight,
+        .window_begin = r_window_begin,
+        .window_end = r_window_end,
+        .totals = r_totals,
+        .set_target = r_set_target,
+        .free = r_free,
+        .procs = ps->n,
+        .arg = ps,
+    };
     b->remote = &ps->ops;
     for (int i = 0; i < ps->n; i++) {
         ps->p[i].ps = ps;

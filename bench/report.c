@@ -25,7 +25,8 @@ fmt_pct(const struct hist *h, double p, char *buf, unsigned cap)
 static const char *
 little_rule(const struct level *l)
 {
-    return l->little_statistical ? "three standard errors of the expected count" : "the fixed floor";
+    return l->little_statistical ? "three standard errors of the expected count"
+                                 : "the fixed floor";
 }
 
 /* The generator's CPU a request against the server side's (conduitd, nginx, PostgreSQL). */

@@ -134,8 +134,15 @@ struct status_count {
 void
 wire_pack_stats(struct wbuf *w, const struct stats *s)
 {
-    struct stats_head hd = {s->nep, {0}, s->requests, s->responses, s->pages, s->page_reqs,
-                            s->page_reqs_sq, s->page_us, 0};
+    struct stats_head hd = {
+        .nep = s->nep,
+        .requests = s->requests,
+        .responses = s->responses,
+        .pages = s->pages,
+        .page_reqs = s->page_reqs,
+        .page_reqs_sq = s->page_reqs_sq,
+        .page_us = s->page_us,
+    };
 
     memcpy(hd.err, s->err, sizeof(hd.err));
     for (int c = 0; c < 600; c++)

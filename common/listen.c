@@ -194,8 +194,8 @@ int
 listen_reuseport_socket(const struct listener *l)
 {
     char err[256];
-    int fd = bound_socket((const struct sockaddr *)&l->addr, l->addrlen, 1, err, sizeof(err),
-                          l->name);
+    int fd =
+        bound_socket((const struct sockaddr *)&l->addr, l->addrlen, 1, err, sizeof(err), l->name);
     if (fd < 0) {
         errno = EADDRINUSE;
         return -1;

@@ -1,6 +1,6 @@
 /*
- * listen: the listening sockets (master and worker both use this), bound by the master before it forks and
- * before any privilege is dropped.
+ * listen: the listening sockets (master and worker both use this), bound by the master before it
+ * forks and before any privilege is dropped.
  *
  * Shared mode: the master binds and listens; every worker accepts on the
  * inherited descriptor.  Reuseport mode: the master binds with SO_REUSEPORT
@@ -16,8 +16,8 @@
 #include "common/settings.h"
 
 struct listener {
-    char *spec;                  /* as configured: "127.0.0.1:0" */
-    char name[64];               /* as bound: "127.0.0.1:41235" */
+    char *spec;                   /* as configured: "127.0.0.1:0" */
+    char name[64];                /* as bound: "127.0.0.1:41235" */
     struct sockaddr_storage addr; /* as bound, port resolved */
     socklen_t addrlen;
     int fd;

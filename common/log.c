@@ -29,23 +29,6 @@ static struct {
 static const char *const level_names[] = {"debug", "info", "notice", "warning", "error"};
 static const int syslog_prio[] = {LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING, LOG_ERR};
 
-int
-log_level_parse(const char *name)
-{
-    for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
-        if (strcmp(name, level_names[i]) == 0)
-            return (int)i;
-    return -1;
-}
-
-const char *
-log_level_name(int level)
-{
-    if (level < 0 || level > LOG_LEVEL_ERROR)
-        return "unknown";
-    return level_names[level];
-}
-
 static int
 open_file(const char *path)
 {
@@ -145,8 +128,8 @@ log_vmsg(int level, const char *fmt, va_list ap)
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-    n += (size_t)snprintf(line + n, sizeof(line) - n, ".%03ldZ [%ld] %s %s: ",
-                          ts.tv_nsec / 1000000, (long)getpid(), logger.role, level_names[level]);
+    n += (size_t)snprintf(line + n, sizeof(line) - n, ".%03ldZ [%ld] %s %s: ", ts.tv_nsec / 1000000,
+                          (long)getpid(), logger.role, level_names[level]);
     int m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
     if (m < 0)
         m = 0;

@@ -11,11 +11,14 @@
 
 #include <stdarg.h>
 
-enum log_level { LOG_LEVEL_DEBUG, LOG_LEVEL_INFO, LOG_LEVEL_NOTICE, LOG_LEVEL_WARNING, LOG_LEVEL_ERROR };
-
-/* Parses "debug".."error"; returns -1 for an unknown name. */
-int log_level_parse(const char *name);
-const char *log_level_name(int level);
+/* In the order of the words of settings.c's log_level key. */
+enum log_level {
+    LOG_LEVEL_DEBUG,
+    LOG_LEVEL_INFO,
+    LOG_LEVEL_NOTICE,
+    LOG_LEVEL_WARNING,
+    LOG_LEVEL_ERROR
+};
 
 /*
  * target is "stderr", "syslog" or a file path.  Returns 0, or -1 with errno

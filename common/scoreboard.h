@@ -128,9 +128,8 @@ struct scoreboard_counters {
     _Atomic uint64_t db_queue_full; /* queries refused: the wait queue was full */
     _Atomic uint64_t cache_lookups[SB_CACHE_KINDS][SB_CACHE_RESULTS]; /* worker/cache.h */
     _Atomic uint64_t cache_invalidations;
-    _Atomic uint64_t cache_evictions; /* entries dropped for room (cache_size, cache_memory) */
-    _Atomic uint64_t
-        cache_unadmitted;         /* values not stored: keys put fewer than cache_min_uses times */
+    _Atomic uint64_t cache_evictions;  /* entries dropped for room (cache_size, cache_memory) */
+    _Atomic uint64_t cache_unadmitted; /* not stored: keys put fewer than cache_min_uses times */
     _Atomic uint64_t cache_waits; /* misses that waited for another request's fill (cache_fill.h) */
     _Atomic uint64_t bcrypt_jobs; /* hashes and verifications handed to the threads */
     _Atomic uint64_t reads[SB_READS]; /* read-only statements, with db_read: where they ran */

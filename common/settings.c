@@ -20,105 +20,426 @@
 #define OFF(field) offsetof(struct config, field)
 
 /*
- * The one table.  Adding a setting means adding a field to struct config, a
- * line here, its paragraph in man/conduitd.conf.5.in (and its flag in
- * man/conduitd.8.in) and its line in etc/conduitd.conf; -t, the parser, the
- * flags, -h and reload all follow from the line here.
+ * The one table, one block a key.  Adding a setting means adding a field to
+ * struct config, a block here, its paragraph in man/conduitd.conf.5.in (and
+ * its flag in man/conduitd.8.in), its line in etc/conduitd.conf and its row
+ * in the README's settings table; -t, the parser, the flags, -h and reload
+ * all follow from the block here.
  */
 const struct config_key config_keys[] = {
-    {"workers", CONFIG_WORKERS, OFF(workers), 1, CONFIG_MAX_WORKERS, "auto", 1, 0,
-     "worker processes: a number or auto (one per online core)", NULL, 'w', "N|auto"},
-    {"listen", CONFIG_LIST, OFF(listen), 0, 0, "127.0.0.1:8080", 1, 0,
-     "HOST:PORT to listen on; repeat for several", "bind", 'b', "HOST:PORT"},
-    {"daemonize", CONFIG_BOOL, OFF(daemonize), 0, 0, "no", 0, 0, "detach from the terminal", NULL,
-     'd', NULL},
-    {"pid_file", CONFIG_STRING, OFF(pid_file), 0, 0, NULL, 0, 0, "where to write the master pid",
-     "pid", 0, "FILE"},
-    {"user", CONFIG_STRING, OFF(user), 0, 0, NULL, 0, 0, "drop to this user after binding", NULL, 0,
-     "USER"},
-    {"group", CONFIG_STRING, OFF(group), 0, 0, NULL, 0, 0, "drop to this group after binding", NULL,
-     0, "GROUP"},
-    {"allow_root", CONFIG_BOOL, OFF(allow_root), 0, 0, "no", 0, 0,
-     "let workers run as root when no user is set", NULL, 0, NULL},
-    {"log", CONFIG_STRING, OFF(log), 0, 0, "stderr", 1, 0, "stderr, syslog or a file path", NULL, 0,
-     "TARGET"},
-    {"log_level", CONFIG_LOGLEVEL, OFF(log_level), 0, 0, "info", 1, 0,
-     "debug, info, notice, warning or error", NULL, 0, "LEVEL"},
-    {"access_log", CONFIG_STRING, OFF(access_log), 0, 0, "off", 1, 0,
-     "one line per request: a file (reopened on USR1), syslog, or off", NULL, 0, "TARGET"},
-    {"access_log_format", CONFIG_STRING, OFF(access_log_format), 0, 0, "combined", 1, 0,
-     "combined (with request and database time) or json", NULL, 0, "FORMAT"},
-    {"status_listen", CONFIG_STRING, OFF(status_listen), 0, 0, "off", 0, 0,
-     "HOST:PORT for /metrics (Prometheus) and /status; loopback or private only", NULL, 0,
-     "HOST:PORT"},
-    {"reuseport", CONFIG_BOOL, OFF(reuseport), 0, 0, "no", 1, 0,
-     "each worker opens its own SO_REUSEPORT socket", NULL, 0, NULL},
-    {"timeout", CONFIG_INT, OFF(timeout), 1, 3600, "30", 1, 0,
-     "seconds without a heartbeat before a worker is killed", NULL, 0, "S"},
-    {"graceful_timeout", CONFIG_INT, OFF(graceful_timeout), 1, 3600, "30", 1, 0,
-     "seconds a retiring worker may take to finish its requests", NULL, 0, "S"},
-    {"max_body_size", CONFIG_INT, OFF(max_body_size), 1024, 1L << 30, "1048576", 1, 0,
-     "largest request body in bytes (413 beyond)", NULL, 0, "N"},
-    {"max_header_size", CONFIG_INT, OFF(max_header_size), 1024, 1L << 20, "16384", 1, 0,
-     "largest request header block in bytes", NULL, 0, "N"},
-    {"idle_timeout", CONFIG_INT, OFF(idle_timeout), 1, 3600, "60", 1, 0,
-     "seconds a keep-alive connection may stay idle", NULL, 0, "S"},
-    {"header_timeout", CONFIG_INT, OFF(header_timeout), 1, 3600, "10", 1, 0,
-     "seconds a client has to send a whole request once it has begun (slowloris)", NULL, 0, "S"},
-    {"send_timeout", CONFIG_INT, OFF(send_timeout), 1, 3600, "60", 1, 0,
-     "seconds a reply may wait for its client to take the next byte (slow readers)", NULL, 0, "S"},
-    {"max_connections", CONFIG_INT, OFF(max_connections), 1, 1000000, "10000", 1, 0,
-     "client connections one worker holds at most (accepts pause beyond)", NULL, 0, "N"},
-    {"db", CONFIG_STRING, OFF(db), 0, 0, NULL, 1, 0,
-     "PostgreSQL connection string (default: DATABASE_URL, then the PG* variables)", NULL, 0,
-     "CONNINFO"},
-    {"pool", CONFIG_INT, OFF(pool), 1, 256, "4", 1, 0, "database connections per worker", NULL, 0,
-     "K"},
-    {"pool_queue", CONFIG_INT, OFF(pool_queue), 0, 100000, "1024", 1, 0,
-     "requests that may wait for a connection per worker (503 beyond)", NULL, 0, "N"},
-    {"queue_timeout", CONFIG_MS, OFF(queue_timeout), 1, 3600000, "1s", 1, 0,
-     "longest a request waits for a database connection or a hashing thread (503 beyond: its "
-     "client has given up by then)",
-     NULL, 0, "DURATION"},
-    {"db_read", CONFIG_STRING, OFF(db_read), 0, 0, NULL, 1, 0,
-     "standbys for the GET routes: a connection string (target_session_attrs=standby unless it "
-     "says otherwise)",
-     NULL, 0, "CONNINFO"},
-    {"db_read_max_lag", CONFIG_MS, OFF(db_read_max_lag), 100, 3600000, "5s", 1, 0,
-     "a standby further behind the primary is skipped until it catches up (250ms, 5s, 1min)", NULL,
-     0, "DURATION"},
-    {"cache", CONFIG_BOOL, OFF(cache), 0, 0, "off", 1, 0,
-     "per-worker cache of the reads (users, profiles, articles, list pages, the tag list)", NULL, 0,
-     "on|off"},
-    {"cache_size", CONFIG_INT, OFF(cache_size), 16, 10000000, "200000", 1, 0,
-     "entries each worker's cache may hold (least recently used go first)", NULL, 0, "N"},
-    {"cache_memory", CONFIG_INT, OFF(cache_memory), 1, 1048576, "64", 1, 0,
-     "megabytes each worker's cache may hold (least recently used go first)", NULL, 0, "MB"},
-    {"cache_min_uses", CONFIG_INT, OFF(cache_min_uses), 1, 100, "1", 1, 0,
-     "store a value only once it was read from the database this many times lately", NULL, 0,
-     "N"},
-    {"cache_sync", CONFIG_BOOL, OFF(cache_sync), 0, 0, "on", 1, 0,
-     "keep caches coherent through PostgreSQL LISTEN/NOTIFY (off: a static deployment)", NULL, 0,
-     "on|off"},
-    {"jwt_secret", CONFIG_STRING, OFF(jwt_secret), 0, 0, NULL, 1, 1,
-     "HS256 key shared by every worker and instance, at least 32 bytes", "", 0, NULL},
-    {"jwt_lifetime", CONFIG_INT, OFF(jwt_lifetime), 60, JWT_LIFETIME_MAX, "2592000", 1, 0,
-     "seconds a token stays valid", NULL, 0, "S"},
-    {"bcrypt_cost", CONFIG_INT, OFF(bcrypt_cost), 4, 31, "10", 1, 0, "bcrypt cost of new hashes",
-     NULL, 0, "N"},
-    {"bcrypt_threads", CONFIG_INT, OFF(bcrypt_threads), 1, 64, "2", 1, 0,
-     "password hashing threads per worker", NULL, 0, "N"},
-    {"bcrypt_queue", CONFIG_INT, OFF(bcrypt_queue), 0, 100000, "64", 1, 0,
-     "hashes (logins, registrations) that may wait for a thread per worker (503 beyond)", NULL, 0,
-     "N"},
-    {"dev", CONFIG_BOOL, OFF(dev), 0, 0, "no", 1, 0, "development mode: a fixed, public JWT secret",
-     NULL, 0, NULL},
-    {"cors_origin", CONFIG_STRING, OFF(cors_origin), 0, 0, NULL, 1, 0,
-     "origins a browser may call the API from: * or exact origins (off)", NULL, 0, "LIST"},
-    {"max_requests", CONFIG_INT, OFF(max_requests), 0, 1000000000, "0", 1, 0,
-     "responses after which a worker is replaced, gracefully (0: never)", NULL, 0, "N"},
-    {"max_requests_jitter", CONFIG_INT, OFF(max_requests_jitter), 0, 1000000000, "0", 1, 0,
-     "a random 0..N more for each worker, so they are not replaced at once", NULL, 0, "N"},
+    {
+        .name = "workers",
+        .type = CONFIG_WORKERS,
+        .offset = OFF(workers),
+        .min = 1,
+        .max = CONFIG_MAX_WORKERS,
+        .defval = "auto",
+        .flags = CONFIG_RELOADABLE,
+        .help = "worker processes: a number or auto (one per online core)",
+        .short_flag = 'w',
+        .argname = "N|auto",
+    },
+    {
+        .name = "listen",
+        .type = CONFIG_LIST,
+        .offset = OFF(listen),
+        .defval = "127.0.0.1:8080",
+        .flags = CONFIG_RELOADABLE,
+        .help = "HOST:PORT to listen on; repeat for several",
+        .flag = "bind",
+        .short_flag = 'b',
+        .argname = "HOST:PORT",
+    },
+    {
+        .name = "daemonize",
+        .type = CONFIG_BOOL,
+        .offset = OFF(daemonize),
+        .defval = "no",
+        .flags = CONFIG_RESTART,
+        .help = "detach from the terminal",
+        .short_flag = 'd',
+    },
+    {
+        .name = "pid_file",
+        .type = CONFIG_STRING,
+        .offset = OFF(pid_file),
+        .flags = CONFIG_RESTART,
+        .help = "where to write the master pid",
+        .flag = "pid",
+        .argname = "FILE",
+    },
+    {
+        .name = "user",
+        .type = CONFIG_STRING,
+        .offset = OFF(user),
+        .flags = CONFIG_RESTART,
+        .help = "drop to this user after binding",
+        .argname = "USER",
+    },
+    {
+        .name = "group",
+        .type = CONFIG_STRING,
+        .offset = OFF(group),
+        .flags = CONFIG_RESTART,
+        .help = "drop to this group after binding",
+        .argname = "GROUP",
+    },
+    {
+        .name = "allow_root",
+        .type = CONFIG_BOOL,
+        .offset = OFF(allow_root),
+        .defval = "no",
+        .flags = CONFIG_RESTART,
+        .help = "let workers run as root when no user is set",
+    },
+    {
+        .name = "log",
+        .type = CONFIG_STRING,
+        .offset = OFF(log),
+        .defval = "stderr",
+        .flags = CONFIG_RELOADABLE,
+        .help = "stderr, syslog or a file path",
+        .argname = "TARGET",
+    },
+    {
+        .name = "log_level",
+        .type = CONFIG_ENUM,
+        .values = (const char *const[]){"debug", "info", "notice", "warning", "error", NULL},
+        .offset = OFF(log_level),
+        .defval = "info",
+        .flags = CONFIG_RELOADABLE,
+        .help = "debug, info, notice, warning or error",
+        .argname = "LEVEL",
+    },
+    {
+        .name = "access_log",
+        .type = CONFIG_STRING,
+        .offset = OFF(access_log),
+        .defval = "off",
+        .flags = CONFIG_RELOADABLE,
+        .help = "one line per request: a file (reopened on USR1), syslog, or off",
+        .argname = "TARGET",
+    },
+    {
+        .name = "access_log_format",
+        .type = CONFIG_ENUM,
+        .values = (const char *const[]){"combined", "json", NULL},
+        .offset = OFF(access_log_format),
+        .defval = "combined",
+        .flags = CONFIG_RELOADABLE,
+        .help = "combined (with request and database time) or json",
+        .argname = "FORMAT",
+    },
+    {
+        .name = "status_listen",
+        .type = CONFIG_STRING,
+        .offset = OFF(status_listen),
+        .defval = "off",
+        .flags = CONFIG_RESTART,
+        .help = "HOST:PORT for /metrics (Prometheus) and /status; loopback or private only",
+        .argname = "HOST:PORT",
+    },
+    {
+        .name = "reuseport",
+        .type = CONFIG_BOOL,
+        .offset = OFF(reuseport),
+        .defval = "no",
+        .flags = CONFIG_RELOADABLE,
+        .help = "each worker opens its own SO_REUSEPORT socket",
+    },
+    {
+        .name = "timeout",
+        .type = CONFIG_INT,
+        .offset = OFF(timeout),
+        .min = 1,
+        .max = 3600,
+        .defval = "30",
+        .flags = CONFIG_RELOADABLE,
+        .help = "seconds without a heartbeat before a worker is killed",
+        .argname = "S",
+    },
+    {
+        .name = "graceful_timeout",
+        .type = CONFIG_INT,
+        .offset = OFF(graceful_timeout),
+        .min = 1,
+        .max = 3600,
+        .defval = "30",
+        .flags = CONFIG_RELOADABLE,
+        .help = "seconds a retiring worker may take to finish its requests",
+        .argname = "S",
+    },
+    {
+        .name = "max_body_size",
+        .type = CONFIG_INT,
+        .offset = OFF(max_body_size),
+        .min = 1024,
+        .max = 1L << 30,
+        .defval = "1048576",
+        .flags = CONFIG_RELOADABLE,
+        .help = "largest request body in bytes (413 beyond)",
+        .argname = "N",
+    },
+    {
+        .name = "max_header_size",
+        .type = CONFIG_INT,
+        .offset = OFF(max_header_size),
+        .min = 1024,
+        .max = 1L << 20,
+        .defval = "16384",
+        .flags = CONFIG_RELOADABLE,
+        .help = "largest request header block in bytes",
+        .argname = "N",
+    },
+    {
+        .name = "idle_timeout",
+        .type = CONFIG_INT,
+        .offset = OFF(idle_timeout),
+        .min = 1,
+        .max = 3600,
+        .defval = "60",
+        .flags = CONFIG_RELOADABLE,
+        .help = "seconds a keep-alive connection may stay idle",
+        .argname = "S",
+    },
+    {
+        .name = "header_timeout",
+        .type = CONFIG_INT,
+        .offset = OFF(header_timeout),
+        .min = 1,
+        .max = 3600,
+        .defval = "10",
+        .flags = CONFIG_RELOADABLE,
+        .help = "seconds a client has to send a whole request once it has begun (slowloris)",
+        .argname = "S",
+    },
+    {
+        .name = "send_timeout",
+        .type = CONFIG_INT,
+        .offset = OFF(send_timeout),
+        .min = 1,
+        .max = 3600,
+        .defval = "60",
+        .flags = CONFIG_RELOADABLE,
+        .help = "seconds a reply may wait for its client to take the next byte (slow readers)",
+        .argname = "S",
+    },
+    {
+        .name = "max_connections",
+        .type = CONFIG_INT,
+        .offset = OFF(max_connections),
+        .min = 1,
+        .max = 1000000,
+        .defval = "10000",
+        .flags = CONFIG_RELOADABLE,
+        .help = "client connections one worker holds at most (accepts pause beyond)",
+        .argname = "N",
+    },
+    {
+        .name = "db",
+        .type = CONFIG_STRING,
+        .offset = OFF(db),
+        .flags = CONFIG_RELOADABLE,
+        .help = "PostgreSQL connection string (default: DATABASE_URL, then the PG* variables)",
+        .argname = "CONNINFO",
+    },
+    {
+        .name = "pool",
+        .type = CONFIG_INT,
+        .offset = OFF(pool),
+        .min = 1,
+        .max = 256,
+        .defval = "4",
+        .flags = CONFIG_RELOADABLE,
+        .help = "database connections per worker",
+        .argname = "K",
+    },
+    {
+        .name = "pool_queue",
+        .type = CONFIG_INT,
+        .offset = OFF(pool_queue),
+        .min = 0,
+        .max = 100000,
+        .defval = "1024",
+        .flags = CONFIG_RELOADABLE,
+        .help = "requests that may wait for a connection per worker (503 beyond)",
+        .argname = "N",
+    },
+    {
+        .name = "queue_timeout",
+        .type = CONFIG_MS,
+        .offset = OFF(queue_timeout),
+        .min = 1,
+        .max = 3600000,
+        .defval = "1s",
+        .flags = CONFIG_RELOADABLE,
+        .help = "longest a request waits for a database connection or a hashing thread (503 "
+                "beyond: its client has given up by then)",
+        .argname = "DURATION",
+    },
+    {
+        .name = "db_read",
+        .type = CONFIG_STRING,
+        .offset = OFF(db_read),
+        .flags = CONFIG_RELOADABLE,
+        .help = "standbys for the GET routes: a connection string (target_session_attrs=standby "
+                "unless it says otherwise)",
+        .argname = "CONNINFO",
+    },
+    {
+        .name = "db_read_max_lag",
+        .type = CONFIG_MS,
+        .offset = OFF(db_read_max_lag),
+        .min = 100,
+        .max = 3600000,
+        .defval = "5s",
+        .flags = CONFIG_RELOADABLE,
+        .help =
+            "a standby further behind the primary is skipped until it catches up (250ms, 5s, 1min)",
+        .argname = "DURATION",
+    },
+    {
+        .name = "cache",
+        .type = CONFIG_BOOL,
+        .offset = OFF(cache),
+        .defval = "off",
+        .flags = CONFIG_RELOADABLE,
+        .help =
+            "per-worker cache of the reads (users, profiles, articles, list pages, the tag list)",
+        .argname = "on|off",
+    },
+    {
+        .name = "cache_size",
+        .type = CONFIG_INT,
+        .offset = OFF(cache_size),
+        .min = 16,
+        .max = 10000000,
+        .defval = "200000",
+        .flags = CONFIG_RELOADABLE,
+        .help = "entries each worker's cache may hold (least recently used go first)",
+        .argname = "N",
+    },
+    {
+        .name = "cache_memory",
+        .type = CONFIG_INT,
+        .offset = OFF(cache_memory),
+        .min = 1,
+        .max = 1048576,
+        .defval = "64",
+        .flags = CONFIG_RELOADABLE,
+        .help = "megabytes each worker's cache may hold (least recently used go first)",
+        .argname = "MB",
+    },
+    {
+        .name = "cache_min_uses",
+        .type = CONFIG_INT,
+        .offset = OFF(cache_min_uses),
+        .min = 1,
+        .max = 100,
+        .defval = "1",
+        .flags = CONFIG_RELOADABLE,
+        .help = "store a value only once it was read from the database this many times lately",
+        .argname = "N",
+    },
+    {
+        .name = "cache_sync",
+        .type = CONFIG_BOOL,
+        .offset = OFF(cache_sync),
+        .defval = "on",
+        .flags = CONFIG_RELOADABLE,
+        .help = "keep caches coherent through PostgreSQL LISTEN/NOTIFY (off: a static deployment)",
+        .argname = "on|off",
+    },
+    {
+        .name = "jwt_secret",
+        .type = CONFIG_STRING,
+        .offset = OFF(jwt_secret),
+        .flags = CONFIG_RELOADABLE | CONFIG_SECRET,
+        .help = "HS256 key shared by every worker and instance, at least 32 bytes",
+        .flag = "",
+    },
+    {
+        .name = "jwt_lifetime",
+        .type = CONFIG_INT,
+        .offset = OFF(jwt_lifetime),
+        .min = 60,
+        .max = JWT_LIFETIME_MAX,
+        .defval = "2592000",
+        .flags = CONFIG_RELOADABLE,
+        .help = "seconds a token stays valid",
+        .argname = "S",
+    },
+    {
+        .name = "bcrypt_cost",
+        .type = CONFIG_INT,
+        .offset = OFF(bcrypt_cost),
+        .min = 4,
+        .max = 31,
+        .defval = "10",
+        .flags = CONFIG_RELOADABLE,
+        .help = "bcrypt cost of new hashes",
+        .argname = "N",
+    },
+    {
+        .name = "bcrypt_threads",
+        .type = CONFIG_INT,
+        .offset = OFF(bcrypt_threads),
+        .min = 1,
+        .max = 64,
+        .defval = "2",
+        .flags = CONFIG_RELOADABLE,
+        .help = "password hashing threads per worker",
+        .argname = "N",
+    },
+    {
+        .name = "bcrypt_queue",
+        .type = CONFIG_INT,
+        .offset = OFF(bcrypt_queue),
+        .min = 0,
+        .max = 100000,
+        .defval = "64",
+        .flags = CONFIG_RELOADABLE,
+        .help = "hashes (logins, registrations) that may wait for a thread per worker (503 beyond)",
+        .argname = "N",
+    },
+    {
+        .name = "dev",
+        .type = CONFIG_BOOL,
+        .offset = OFF(dev),
+        .defval = "no",
+        .flags = CONFIG_RELOADABLE,
+        .help = "development mode: a fixed, public JWT secret",
+    },
+    {
+        .name = "cors_origin",
+        .type = CONFIG_STRING,
+        .offset = OFF(cors_origin),
+        .flags = CONFIG_RELOADABLE,
+        .help = "origins a browser may call the API from: * or exact origins (off)",
+        .argname = "LIST",
+    },
+    {
+        .name = "max_requests",
+        .type = CONFIG_INT,
+        .offset = OFF(max_requests),
+        .min = 0,
+        .max = 1000000000,
+        .defval = "0",
+        .flags = CONFIG_RELOADABLE,
+        .help = "responses after which a worker is replaced, gracefully (0: never)",
+        .argname = "N",
+    },
+    {
+        .name = "max_requests_jitter",
+        .type = CONFIG_INT,
+        .offset = OFF(max_requests_jitter),
+        .min = 0,
+        .max = 1000000000,
+        .defval = "0",
+        .flags = CONFIG_RELOADABLE,
+        .help = "a random 0..N more for each worker, so they are not replaced at once",
+        .argname = "N",
+    },
 };
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
@@ -129,7 +450,7 @@ config_flag_name(const struct config_key *k, char *buf, size_t len)
     const char *src = k->flag ? k->flag : k->name;
     size_t i = 0;
 
-    if (k->secret || (k->flag && !*k->flag)) {
+    if ((k->flags & CONFIG_SECRET) || (k->flag && !*k->flag)) {
         if (len > 0)
             buf[0] = '\0';
         return buf;
@@ -250,6 +571,23 @@ valid_address(const char *v)
     return 1;
 }
 
+/* "KEY: "VALUE" is not a, b or c", the words of an enum key. */
+static void
+enum_error(const struct config_key *k, const char *value, char *err, size_t errlen)
+{
+    char words[256] = "";
+    size_t len = 0;
+
+    for (int i = 0; k->values[i] != NULL && len < sizeof(words); i++) {
+        const char *sep = i == 0 ? "" : k->values[i + 1] == NULL ? " or " : ", ";
+        int n = snprintf(words + len, sizeof(words) - len, "%s%s", sep, k->values[i]);
+        if (n < 0)
+            break;
+        len += (size_t)n;
+    }
+    config_seterr(err, errlen, "%s: \"%s\" is not %s", k->name, value, words);
+}
+
 int
 config_set(struct config *c, const char *key, const char *value, int replace, char *err,
            size_t errlen)
@@ -299,16 +637,15 @@ config_set(struct config *c, const char *key, const char *value, int replace, ch
             return -1;
         }
         return 0;
-    case CONFIG_LOGLEVEL: {
-        int level = log_level_parse(value);
-        if (level < 0) {
-            config_seterr(err, errlen, "%s: \"%s\" is not debug, info, notice, warning or error",
-                          key, value);
-            return -1;
+    case CONFIG_ENUM:
+        for (int i = 0; k->values[i] != NULL; i++) {
+            if (strcmp(value, k->values[i]) == 0) {
+                *FIELD(c, k, int) = i;
+                return 0;
+            }
         }
-        *FIELD(c, k, int) = level;
-        return 0;
-    }
+        enum_error(k, value, err, errlen);
+        return -1;
     case CONFIG_STRING: {
         char **slot = FIELD(c, k, char *);
         char *copy = strdup(value);
@@ -629,12 +966,6 @@ config_validate(const struct config *c, char *err, size_t errlen)
         config_seterr(err, errlen, "jwt_secret is shorter than %d bytes", JWT_SECRET_MIN);
         return -1;
     }
-    if (c->access_log_format && strcmp(c->access_log_format, "combined") != 0 &&
-        strcmp(c->access_log_format, "json") != 0) {
-        config_seterr(err, errlen, "access_log_format must be combined or json, not \"%s\"",
-                      c->access_log_format);
-        return -1;
-    }
     if (check_status_listen(c, err, errlen) < 0)
         return -1;
     const char *why = cors_check_list(c->cors_origin);
@@ -679,14 +1010,14 @@ config_print(const struct config *c, FILE *out)
         case CONFIG_BOOL:
             fprintf(out, "%s = %s\n", k->name, *FIELD(c, k, const int) ? "yes" : "no");
             break;
-        case CONFIG_LOGLEVEL:
-            fprintf(out, "%s = %s\n", k->name, log_level_name(*FIELD(c, k, const int)));
+        case CONFIG_ENUM:
+            fprintf(out, "%s = %s\n", k->name, k->values[*FIELD(c, k, const int)]);
             break;
         case CONFIG_STRING: {
             const char *s = *FIELD(c, k, char *const);
             if (s == NULL)
                 fprintf(out, "# %s is not set\n", k->name);
-            else if (k->secret)
+            else if (k->flags & CONFIG_SECRET)
                 fprintf(out, "%s = (set, %zu bytes, not shown)\n", k->name, strlen(s));
             else
                 fprintf(out, "%s = %s\n", k->name, s);
@@ -714,7 +1045,7 @@ config_nonreloadable_change(const struct config *a, const struct config *b)
 {
     for (size_t i = 0; i < config_nkeys; i++) {
         const struct config_key *k = &config_keys[i];
-        if (k->reloadable)
+        if (!(k->flags & CONFIG_RESTART))
             continue;
         switch (k->type) {
         case CONFIG_STRING:

@@ -70,8 +70,8 @@ struct config {
 
     char *cors_origin; /* NULL: no CORS; "*" or origins (common/cors.h) */
 
-    char *access_log;        /* a file, "syslog" or "off" (worker/access_log.h) */
-    char *access_log_format; /* "combined" or "json" */
+    char *access_log;      /* a file, "syslog" or "off" (worker/access_log.h) */
+    int access_log_format; /* enum config_access_log_format */
 
     char *status_listen; /* HOST:PORT of /metrics and /status; NULL or "off": none */
 
@@ -84,26 +84,40 @@ enum config_type {
     CONFIG_BOOL,
     CONFIG_STRING,
     CONFIG_LIST,
-    CONFIG_LOGLEVEL,
+    CONFIG_ENUM, /* one of the key's values, kept as its index */
     CONFIG_WORKERS,
     CONFIG_MS /* a duration with its unit (250ms, 5s, 1min), kept in milliseconds */
 };
+
+/* access_log_format's values, in the order of its line in the table. */
+enum config_access_log_format { CONFIG_ACCESS_LOG_COMBINED, CONFIG_ACCESS_LOG_JSON };
+
+/*
+ * A key's flags.  Every key says exactly one of CONFIG_RELOADABLE (HUP
+ * applies a change) and CONFIG_RESTART (a change waits for the next start,
+ * and HUP refuses it); the unit test checks that.
+ */
+#define CONFIG_RELOADABLE (1u << 0)
+#define CONFIG_RESTART (1u << 1)
+#define CONFIG_SECRET (1u << 2) /* never printed, never a flag */
 
 /*
  * One setting, and everything about it: the parser, -t, reload, the
  * command-line flags and their usage text all come from this table
  * (master/options.c derives its long options, short flags and help from
- * it); the man pages and etc/conduitd.conf describe each key, and
- * t/unit/test_master_options.c checks that every key is in both.
+ * it); the man pages, etc/conduitd.conf and the README's settings table
+ * describe each key, and t/unit/test_master_options.c checks that every
+ * key is in all four.  Written with designated initializers: a field left
+ * out is 0 or NULL.
  */
 struct config_key {
     const char *name;
     enum config_type type;
+    const char *const *values; /* CONFIG_ENUM: the allowed words, NULL-terminated */
     size_t offset;
     long min, max;       /* bounds for integers */
     const char *defval;  /* as it would be written in the file; NULL = unset */
-    int reloadable;      /* does HUP apply a change? */
-    int secret;          /* never printed, never a flag */
+    unsigned flags;      /* CONFIG_RELOADABLE or CONFIG_RESTART, | CONFIG_SECRET */
     const char *help;    /* one line, for -h and the config file */
     const char *flag;    /* long option; NULL: the name with '-' for '_'; "": none */
     char short_flag;     /* 0: none */

@@ -20,8 +20,8 @@ schema_version(PGconn *pg)
 {
     /* Two steps: a query naming a missing table fails when it is planned. */
     const char *table[1] = {"schema_version"};
-    PGresult *r =
-        PQexecParams(pg, sql_direct[SQL_DIRECT_RELATION_EXISTS].text, 1, NULL, table, NULL, NULL, 0);
+    PGresult *r = PQexecParams(pg, sql_direct[SQL_DIRECT_RELATION_EXISTS].text, 1, NULL, table,
+                               NULL, NULL, 0);
     int v = -2;
 
     if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
@@ -67,8 +67,7 @@ initdb_run(const struct config *c)
         goto out;
     }
     PQclear(r);
-    printf("conduitd: schema version %d applied to database %s\n", schema_version(pg),
-           PQdb(pg));
+    printf("conduitd: schema version %d applied to database %s\n", schema_version(pg), PQdb(pg));
     status = 0;
 out:
     PQfinish(pg);

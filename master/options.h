@@ -25,8 +25,8 @@ enum options_action {
 
 struct options {
     enum options_action action;
-    char *config_file;  /* owned */
-    char *signal_name;  /* owned; for OPTIONS_SIGNAL */
+    char *config_file; /* owned */
+    char *signal_name; /* owned; for OPTIONS_SIGNAL */
     int noverrides;
     struct {
         const char *key; /* points into config_keys */

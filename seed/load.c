@@ -90,8 +90,7 @@ static int
 relation_exists(struct run *r, const char *name)
 {
     const char *params[1] = {name};
-    PGresult *res =
-        PQexecParams(r->pg, SQL(RELATION_EXISTS), 1, NULL, params, NULL, NULL, 0);
+    PGresult *res = PQexecParams(r->pg, SQL(RELATION_EXISTS), 1, NULL, params, NULL, NULL, 0);
     int v = -1;
 
     if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)

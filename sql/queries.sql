@@ -10,6 +10,11 @@
 -- routes' statements.  It is the one list of them (sql_queries[].read_only);
 -- the worker sends the others, and the reads of a caller who wrote
 -- recently, to the primary (docs/design.md, "Reads on standbys").
+-- Text several statements share is a fragment: "-- fragment: name" up to
+-- the next "-- fragment:" or "-- name:" line, with {key} placeholders;
+-- "-- use: name key=value" in a statement (or a later fragment) stands
+-- for its lines.  Each statement is still sent, prepared and planned
+-- whole, as if written out (sql/gen-queries.awk expands them).
 --
 -- Conventions the C side relies on:
 -- * Parameters are sent as TEXT and cast here ($1::int8, $2::text).  NULL
@@ -101,6 +106,14 @@
 -- On the seeded scale-1 dataset (conduit-seed), measured side by side with
 -- the revision before: docs/results/20261206-sql.
 
+-- fragment: caller_gone
+-- The caller gone (see the top): the CTE "me", one probe, whatever reads
+-- it.  It opens the statement's WITH list, and the statement closes it:
+-- "-- use: caller_gone viewer=$2::int8" then ")" or "), next AS (".
+WITH me AS MATERIALIZED (
+    SELECT {viewer} IS NOT NULL
+           AND NOT EXISTS (SELECT FROM users v WHERE v.id = {viewer}) AS caller_gone
+
 -- name: schema_version
 -- No parameters.  -> 0 version int4.  A worker may check it after connecting.
 SELECT max(version)::int4 AS version FROM schema_version;
@@ -149,10 +162,7 @@ RETURNING u.id, u.username, u.email, u.bio, u.image, o.username AS old_username;
 -- $1 username text, $2 viewer int8.  -> zero rows (404) or one profile row,
 -- then 4 id int8 (the cache keeps it to answer "following" from the
 -- viewer's followees), 5 caller_gone bool.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $2::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $2::int8) AS caller_gone
+-- use: caller_gone viewer=$2::int8
 )
 SELECT u.username, u.bio, u.image,
        EXISTS (SELECT 1 FROM follows f
@@ -171,10 +181,7 @@ SELECT u.username, u.bio, u.image,
 -- none), NULL when there are more than $3 (too many to keep), 6 caller_gone
 -- bool (the cache keeps the followees only of a viewer who exists: the
 -- delete of a user invalidates f:<id>, see schema.sql).
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $2::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $2::int8) AS caller_gone
+-- use: caller_gone viewer=$2::int8
 )
 SELECT u.username, u.bio, u.image,
        EXISTS (SELECT 1 FROM follows f
@@ -195,10 +202,7 @@ SELECT u.username, u.bio, u.image,
 -- -> zero rows (404) or one row: profile columns, 4 is_self bool, 5
 -- caller_gone bool.  When is_self is true nothing was written (following
 -- yourself is a 422).
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $2::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $2::int8) AS caller_gone
+-- use: caller_gone viewer=$2::int8
 ), target AS (
     SELECT id, username, bio, image FROM users WHERE username = $1::text
 ), ins AS (
@@ -218,10 +222,7 @@ SELECT t.username, t.bio, t.image,
 -- $1 username text, $2 viewer int8 (required).  Idempotent.
 -- -> zero rows (404) or one row: profile columns (following false), 4 is_self,
 -- 5 caller_gone.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $2::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $2::int8) AS caller_gone
+-- use: caller_gone viewer=$2::int8
 ), target AS (
     SELECT id, username, bio, image FROM users WHERE username = $1::text
 ), del AS (
@@ -236,6 +237,62 @@ SELECT t.username, t.bio, t.image,
   LEFT JOIN target t ON true
  WHERE t.id IS NOT NULL OR me.caller_gone;
 
+-- The end of the article lists and the feed, written once (a change to
+-- the article columns is made here).  Each statement still carries its own
+-- text, so its own plan: sql/gen-queries.awk expands them.
+
+-- fragment: page_from_top
+-- The CTE "page": the article rows of the ids of the CTE "top", capped.
+), page AS (
+    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
+           a.favorites_count, a.author_id
+      -- The cap (see the top).
+      FROM (SELECT * FROM top LIMIT 100) t
+      JOIN articles a ON a.id = t.id
+
+-- fragment: tag_lists
+-- The body of the CTE "tl": the tag list of each article of the page.
+    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
+      FROM page p
+      JOIN article_tags atg ON atg.article_id = p.id
+      JOIN tags t ON t.id = atg.tag_id
+     GROUP BY atg.article_id
+
+-- fragment: article_columns
+-- The article columns 0..10 of a list's final select (see the top), from
+-- page p, tl and the authors u.  viewer: the viewer's parameter.
+SELECT p.slug, p.title, p.description,
+       coalesce(tl.names, '') AS tag_list,
+       p.created_at, p.updated_at,
+       coalesce((SELECT true FROM favorites f
+                  WHERE f.user_id = {viewer} AND f.article_id = p.id), false) AS favorited,
+       p.favorites_count,
+       u.username, u.bio, u.image,
+
+-- fragment: article_rows
+-- After column 11 (following, which each statement says its own way):
+-- articles_count, caller_gone, the ids the cache keeps, and the rows: the
+-- page, or one row for the empty page.  authors: where u comes from.
+       c.n AS articles_count,
+       me.caller_gone,
+       p.id AS article_id, p.author_id
+  FROM cnt c
+ CROSS JOIN me
+  LEFT JOIN (page p
+             JOIN {authors} u ON u.id = p.author_id
+             LEFT JOIN tl ON tl.article_id = p.id) ON true
+ ORDER BY p.created_at DESC, p.id DESC;
+
+-- fragment: list_tail
+-- The five lists' end: they share their parameters ($6 the viewer).
+), tl AS (
+-- use: tag_lists
+)
+-- use: article_columns viewer=$6::int8
+       coalesce((SELECT true FROM follows fo
+                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
+-- use: article_rows authors=users
+
 -- name: articles_list
 -- read-only
 -- No filter.  $1 tag text (NULL), $2 author text (NULL), $3 favorited text
@@ -244,10 +301,7 @@ SELECT t.username, t.bio, t.image,
 -- caller_gone bool, 14 article_id int8, 15 author_id int8 (what the cache
 -- keeps of a page, worker/cache_articles.h; NULL on the empty page's row).
 -- The page is one backward range of articles_created_idx.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $6::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $6::int8) AS caller_gone
+-- use: caller_gone viewer=$6::int8
 ), cnt AS (
     SELECT (SELECT sum(n) FROM article_count_stripes)::int8 AS n
      WHERE $1::text IS NULL AND $2::text IS NULL AND $3::text IS NULL
@@ -260,41 +314,14 @@ WITH me AS MATERIALIZED (
          ORDER BY a.created_at DESC, a.id DESC
          LIMIT $4::int8 OFFSET $5::int8) s
      LIMIT 100
-), tl AS (
-    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
-      FROM page p
-      JOIN article_tags atg ON atg.article_id = p.id
-      JOIN tags t ON t.id = atg.tag_id
-     GROUP BY atg.article_id
-)
-SELECT p.slug, p.title, p.description,
-       coalesce(tl.names, '') AS tag_list,
-       p.created_at, p.updated_at,
-       coalesce((SELECT true FROM favorites f
-                  WHERE f.user_id = $6::int8 AND f.article_id = p.id), false) AS favorited,
-       p.favorites_count,
-       u.username, u.bio, u.image,
-       coalesce((SELECT true FROM follows fo
-                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
-       c.n AS articles_count,
-       me.caller_gone,
-       p.id AS article_id, p.author_id
-  FROM cnt c
- CROSS JOIN me
-  LEFT JOIN (page p
-             JOIN users u ON u.id = p.author_id
-             LEFT JOIN tl ON tl.article_id = p.id) ON true
- ORDER BY p.created_at DESC, p.id DESC;
+-- use: list_tail
 
 -- name: articles_list_tag
 -- read-only
 -- Filter tag only.  Same parameters as articles_list ($1 set, $2 $3 NULL).
 -- -> as articles_list.  The page is one range of article_tags_tag_created_idx
 -- (index only); only the page's own rows are read from articles.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $6::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $6::int8) AS caller_gone
+-- use: caller_gone viewer=$6::int8
 ), tag AS MATERIALIZED (
     SELECT id, article_count FROM tags WHERE name = $1::text
 ), cnt AS (
@@ -306,46 +333,14 @@ WITH me AS MATERIALIZED (
      WHERE x.tag_id = (SELECT id FROM tag)
      ORDER BY x.created_at DESC, x.article_id DESC
      LIMIT $4::int8 OFFSET $5::int8
-), page AS (
-    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
-           a.favorites_count, a.author_id
-      -- The cap (see the top).
-      FROM (SELECT * FROM top LIMIT 100) t
-      JOIN articles a ON a.id = t.id
-), tl AS (
-    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
-      FROM page p
-      JOIN article_tags atg ON atg.article_id = p.id
-      JOIN tags t ON t.id = atg.tag_id
-     GROUP BY atg.article_id
-)
-SELECT p.slug, p.title, p.description,
-       coalesce(tl.names, '') AS tag_list,
-       p.created_at, p.updated_at,
-       coalesce((SELECT true FROM favorites f
-                  WHERE f.user_id = $6::int8 AND f.article_id = p.id), false) AS favorited,
-       p.favorites_count,
-       u.username, u.bio, u.image,
-       coalesce((SELECT true FROM follows fo
-                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
-       c.n AS articles_count,
-       me.caller_gone,
-       p.id AS article_id, p.author_id
-  FROM cnt c
- CROSS JOIN me
-  LEFT JOIN (page p
-             JOIN users u ON u.id = p.author_id
-             LEFT JOIN tl ON tl.article_id = p.id) ON true
- ORDER BY p.created_at DESC, p.id DESC;
+-- use: page_from_top
+-- use: list_tail
 
 -- name: articles_list_author
 -- read-only
 -- Filter author only.  Same parameters as articles_list ($2 set, $1 $3 NULL).
 -- -> as articles_list.  The page is one range of articles_author_created_idx.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $6::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $6::int8) AS caller_gone
+-- use: caller_gone viewer=$6::int8
 ), author AS MATERIALIZED (
     SELECT id, article_count FROM users WHERE username = $2::text
 ), cnt AS (
@@ -361,31 +356,7 @@ WITH me AS MATERIALIZED (
          ORDER BY a.created_at DESC, a.id DESC
          LIMIT $4::int8 OFFSET $5::int8) s
      LIMIT 100
-), tl AS (
-    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
-      FROM page p
-      JOIN article_tags atg ON atg.article_id = p.id
-      JOIN tags t ON t.id = atg.tag_id
-     GROUP BY atg.article_id
-)
-SELECT p.slug, p.title, p.description,
-       coalesce(tl.names, '') AS tag_list,
-       p.created_at, p.updated_at,
-       coalesce((SELECT true FROM favorites f
-                  WHERE f.user_id = $6::int8 AND f.article_id = p.id), false) AS favorited,
-       p.favorites_count,
-       u.username, u.bio, u.image,
-       coalesce((SELECT true FROM follows fo
-                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
-       c.n AS articles_count,
-       me.caller_gone,
-       p.id AS article_id, p.author_id
-  FROM cnt c
- CROSS JOIN me
-  LEFT JOIN (page p
-             JOIN users u ON u.id = p.author_id
-             LEFT JOIN tl ON tl.article_id = p.id) ON true
- ORDER BY p.created_at DESC, p.id DESC;
+-- use: list_tail
 
 -- name: articles_list_favorited
 -- read-only
@@ -393,10 +364,7 @@ SELECT p.slug, p.title, p.description,
 -- NULL).  -> as articles_list.  favorites.created_at is a copy of the
 -- article's, so the page is one range of favorites_user_created_idx (index
 -- only), whatever the number of favorites the user gave.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $6::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $6::int8) AS caller_gone
+-- use: caller_gone viewer=$6::int8
 ), fan AS MATERIALIZED (
     SELECT id, favorite_count FROM users WHERE username = $3::text
 ), cnt AS (
@@ -408,37 +376,8 @@ WITH me AS MATERIALIZED (
      WHERE f.user_id = (SELECT id FROM fan)
      ORDER BY f.created_at DESC, f.article_id DESC
      LIMIT $4::int8 OFFSET $5::int8
-), page AS (
-    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
-           a.favorites_count, a.author_id
-      -- The cap (see the top).
-      FROM (SELECT * FROM top LIMIT 100) t
-      JOIN articles a ON a.id = t.id
-), tl AS (
-    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
-      FROM page p
-      JOIN article_tags atg ON atg.article_id = p.id
-      JOIN tags t ON t.id = atg.tag_id
-     GROUP BY atg.article_id
-)
-SELECT p.slug, p.title, p.description,
-       coalesce(tl.names, '') AS tag_list,
-       p.created_at, p.updated_at,
-       coalesce((SELECT true FROM favorites f
-                  WHERE f.user_id = $6::int8 AND f.article_id = p.id), false) AS favorited,
-       p.favorites_count,
-       u.username, u.bio, u.image,
-       coalesce((SELECT true FROM follows fo
-                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
-       c.n AS articles_count,
-       me.caller_gone,
-       p.id AS article_id, p.author_id
-  FROM cnt c
- CROSS JOIN me
-  LEFT JOIN (page p
-             JOIN users u ON u.id = p.author_id
-             LEFT JOIN tl ON tl.article_id = p.id) ON true
- ORDER BY p.created_at DESC, p.id DESC;
+-- use: page_from_top
+-- use: list_tail
 
 -- name: articles_list_filtered
 -- read-only
@@ -453,10 +392,7 @@ SELECT p.slug, p.title, p.description,
 -- probed against the other filter(s) by index (index only again).  The
 -- probes are scalar subqueries, so the plan is a loop of probes whatever
 -- the generic plan's estimates.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $6::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $6::int8) AS caller_gone
+-- use: caller_gone viewer=$6::int8
 ), tag AS MATERIALIZED (
     SELECT id, article_count AS n FROM tags WHERE name = $1::text
 ), author AS MATERIALIZED (
@@ -506,37 +442,8 @@ WITH me AS MATERIALIZED (
     SELECT id FROM filtered
      ORDER BY created_at DESC, id DESC
      LIMIT $4::int8 OFFSET $5::int8
-), page AS (
-    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
-           a.favorites_count, a.author_id
-      -- The cap (see the top).
-      FROM (SELECT * FROM top LIMIT 100) t
-      JOIN articles a ON a.id = t.id
-), tl AS (
-    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
-      FROM page p
-      JOIN article_tags atg ON atg.article_id = p.id
-      JOIN tags t ON t.id = atg.tag_id
-     GROUP BY atg.article_id
-)
-SELECT p.slug, p.title, p.description,
-       coalesce(tl.names, '') AS tag_list,
-       p.created_at, p.updated_at,
-       coalesce((SELECT true FROM favorites f
-                  WHERE f.user_id = $6::int8 AND f.article_id = p.id), false) AS favorited,
-       p.favorites_count,
-       u.username, u.bio, u.image,
-       coalesce((SELECT true FROM follows fo
-                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
-       c.n AS articles_count,
-       me.caller_gone,
-       p.id AS article_id, p.author_id
-  FROM cnt c
- CROSS JOIN me
-  LEFT JOIN (page p
-             JOIN users u ON u.id = p.author_id
-             LEFT JOIN tl ON tl.article_id = p.id) ON true
- ORDER BY p.created_at DESC, p.id DESC;
+-- use: page_from_top
+-- use: list_tail
 
 -- name: articles_feed
 -- read-only
@@ -555,10 +462,7 @@ SELECT p.slug, p.title, p.description,
 --   put it under a nested loop (it estimates two page rows) and recomputed
 --   every tag list for every row of the page: the tag lists were then half
 --   of the statement's time.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $1::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $1::int8) AS caller_gone
+-- use: caller_gone viewer=$1::int8
 ), fu AS MATERIALIZED (
     SELECT u.id, u.username, u.bio, u.image, u.article_count
       FROM follows f
@@ -577,46 +481,20 @@ WITH me AS MATERIALIZED (
             LIMIT $2::int8 + $3::int8) x
      ORDER BY x.created_at DESC, x.id DESC
      LIMIT $2::int8 OFFSET $3::int8
-), page AS (
-    SELECT a.id, a.slug, a.title, a.description, a.created_at, a.updated_at,
-           a.favorites_count, a.author_id
-      -- The cap (see the top).
-      FROM (SELECT * FROM top LIMIT 100) t
-      JOIN articles a ON a.id = t.id
+-- use: page_from_top
 ), tl AS MATERIALIZED (
-    SELECT atg.article_id, string_agg(t.name, E'\x1f' ORDER BY t.name COLLATE "C") AS names
-      FROM page p
-      JOIN article_tags atg ON atg.article_id = p.id
-      JOIN tags t ON t.id = atg.tag_id
-     GROUP BY atg.article_id
+-- use: tag_lists
 )
-SELECT p.slug, p.title, p.description,
-       coalesce(tl.names, '') AS tag_list,
-       p.created_at, p.updated_at,
-       coalesce((SELECT true FROM favorites f
-                  WHERE f.user_id = $1::int8 AND f.article_id = p.id), false) AS favorited,
-       p.favorites_count,
-       u.username, u.bio, u.image,
+-- use: article_columns viewer=$1::int8
        p.id IS NOT NULL AS following,
-       c.n AS articles_count,
-       me.caller_gone,
-       p.id AS article_id, p.author_id
-  FROM cnt c
- CROSS JOIN me
-  LEFT JOIN (page p
-             JOIN fu u ON u.id = p.author_id
-             LEFT JOIN tl ON tl.article_id = p.id) ON true
- ORDER BY p.created_at DESC, p.id DESC;
+-- use: article_rows authors=fu
 
 -- name: article_get
 -- read-only
 -- $1 slug text, $2 viewer int8.  -> zero rows (404) or one row: article
 -- columns 0..11, 12 body, 13 caller_gone, 14 article_id int8, 15
 -- author_id int8 (for the cache, worker/cache_articles.h).
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $2::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $2::int8) AS caller_gone
+-- use: caller_gone viewer=$2::int8
 )
 SELECT a.slug, a.title, a.description,
        coalesce((SELECT string_agg(s.name, E'\x1f' ORDER BY s.name COLLATE "C")
@@ -707,10 +585,7 @@ SELECT art.slug, art.title, art.description,
 -- articles_slug_key; one retry then picks base-<id36>.  Tags are replaced by
 -- conduit_set_tags() after the row lock, so two concurrent updates of one
 -- article serialize and the last one's tag set wins whole.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $2::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $2::int8) AS caller_gone
+-- use: caller_gone viewer=$2::int8
 ), target AS (
     -- Locked, so that an article deleted (or renamed) meanwhile is a 404,
     -- not a 403 with nothing updated.
@@ -765,10 +640,7 @@ SELECT upd.slug, upd.title, upd.description,
 -- bool; true means deleted (204), false means not yours, nothing done (403);
 -- 1 caller_gone bool.
 -- Favorites, tags links and comments go with it (ON DELETE CASCADE).
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $2::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $2::int8) AS caller_gone
+-- use: caller_gone viewer=$2::int8
 ), target AS (
     SELECT a.id, a.author_id = $2::int8 AS is_author
       FROM articles a
@@ -880,10 +752,7 @@ SELECT a.slug, a.title, a.description,
 -- The 100 come from comments_article_created_idx (index only: id and
 -- created_at are in it), then only those are read from the table, so an
 -- article with thousands of comments costs what one with 100 does.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $2::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $2::int8) AS caller_gone
+-- use: caller_gone viewer=$2::int8
 )
 SELECT c.id, c.created_at, c.updated_at, c.body,
        u.username, u.bio, u.image,
@@ -907,10 +776,7 @@ SELECT c.id, c.created_at, c.updated_at, c.body,
 -- $1 slug text, $2 viewer int8 (the author, required), $3 body text.
 -- -> zero rows (404) or one comment row (author_following false), then 8
 -- caller_gone bool.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $2::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $2::int8) AS caller_gone
+-- use: caller_gone viewer=$2::int8
 ), art AS (
     -- FOR KEY SHARE: an article deleted meanwhile is a 404, not a 23503.
     SELECT id FROM articles WHERE slug = $1::text FOR KEY SHARE
@@ -933,10 +799,7 @@ SELECT ins.id, ins.created_at, ins.updated_at, ins.body,
 -- exists on that article), 2 is_author bool (true: deleted, 204), 3
 -- caller_gone bool.
 -- Not found article 404, not found comment 404, not the author 403.
-WITH me AS MATERIALIZED (
-    -- The caller gone (see the top): one probe, whatever reads it.
-    SELECT $3::int8 IS NOT NULL
-           AND NOT EXISTS (SELECT FROM users v WHERE v.id = $3::int8) AS caller_gone
+-- use: caller_gone viewer=$3::int8
 ), art AS (
     SELECT id FROM articles WHERE slug = $1::text
 ), cm AS (

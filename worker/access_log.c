@@ -36,12 +36,6 @@ struct access_log {
     struct event *timer;
 };
 
-int
-access_log_format_valid(const char *format)
-{
-    return !format || strcmp(format, "combined") == 0 || strcmp(format, "json") == 0;
-}
-
 static void
 flush(struct access_log *a)
 {
@@ -82,8 +76,8 @@ open_file(struct access_log *a)
 }
 
 struct access_log *
-access_log_open(struct event_base *base, const char *target, const char *format, int worker_index,
-                char *err, size_t errlen)
+access_log_open(struct event_base *base, const char *target, int json, int worker_index, char *err,
+                size_t errlen)
 {
     struct access_log *a;
     struct timeval tv = {FLUSH_EVERY_MS / 1000, (FLUSH_EVERY_MS % 1000) * 1000};
@@ -94,7 +88,7 @@ access_log_open(struct event_base *base, const char *target, const char *format,
     if (!a || !(a->buf = evbuffer_new()))
         goto oom;
     a->fd = -1;
-    a->json = format && strcmp(format, "json") == 0;
+    a->json = json;
     a->index = worker_index;
     if (strcmp(target, "syslog") == 0) {
         a->syslog = 1;

@@ -22,9 +22,10 @@ struct access_log;
 
 /*
  * target: a file path, "syslog", or NULL/"off" (returns NULL, no error);
- * format: "combined" or "json".  NULL with err set on failure.
+ * json: JSON lines rather than the combined format.  NULL with err set on
+ * failure.
  */
-struct access_log *access_log_open(struct event_base *base, const char *target, const char *format,
+struct access_log *access_log_open(struct event_base *base, const char *target, int json,
                                    int worker_index, char *err, size_t errlen);
 
 /* One line for req, answered with status and body_len bytes. */
@@ -36,8 +37,5 @@ int access_log_reopen(struct access_log *a);
 
 /* Writes what is buffered and closes.  NULL is fine. */
 void access_log_close(struct access_log *a);
-
-/* Is format one access_log_open() takes? */
-int access_log_format_valid(const char *format);
 
 #endif

@@ -81,9 +81,9 @@ static const struct {
     const char *prefix;
     enum scoreboard_cache_kind kind;
 } key_kinds[] = {
-    {"u:", SB_CACHE_USER},        {"p:", SB_CACHE_PROFILE},       {"f:", SB_CACHE_FOLLOWEES},
-    {"v:", SB_CACHE_FAVORITES},   {"a:", SB_CACHE_ARTICLE},       {"L|", SB_CACHE_LIST_GLOBAL},
-    {"T|", SB_CACHE_LIST_TAG},    {"A|", SB_CACHE_LIST_AUTHOR},   {"F|", SB_CACHE_LIST_FAVORITED},
+    {"u:", SB_CACHE_USER},      {"p:", SB_CACHE_PROFILE},     {"f:", SB_CACHE_FOLLOWEES},
+    {"v:", SB_CACHE_FAVORITES}, {"a:", SB_CACHE_ARTICLE},     {"L|", SB_CACHE_LIST_GLOBAL},
+    {"T|", SB_CACHE_LIST_TAG},  {"A|", SB_CACHE_LIST_AUTHOR}, {"F|", SB_CACHE_LIST_FAVORITED},
     {"D|", SB_CACHE_FEED},
 };
 

@@ -1017,17 +1017,6 @@ db_int8(const PGresult *r, int row, int col)
     return (int64_t)x;
 }
 
-int32_t
-db_int4(const PGresult *r, int row, int col)
-{
-    uint32_t x;
-
-    if (PQgetisnull(r, row, col) || PQgetlength(r, row, col) != 4)
-        return 0;
-    memcpy(&x, PQgetvalue(r, row, col), 4);
-    return (int32_t)ntohl(x);
-}
-
 int
 db_bool(const PGresult *r, int row, int col)
 {

@@ -109,7 +109,6 @@ int db_sqlstate_unavailable(const char *sqlstate);
 
 /* Binary column readers for the result types the queries promise. */
 int64_t db_int8(const PGresult *r, int row, int col);
-int32_t db_int4(const PGresult *r, int row, int col);
 int db_bool(const PGresult *r, int row, int col);
 int db_null(const PGresult *r, int row, int col);
 /* timestamptz: microseconds since 2000-01-01 UTC. */

@@ -51,11 +51,11 @@ struct http_ctx {
     struct router_match match;
     struct evkeyvalq query; /* parsed on first http_query() */
     int query_parsed;
-    uint64_t cache_epoch;   /* cache_epoch() when its filling query was sent */
-    int cache_fill;         /* its answer will be cached: read it on the primary */
+    uint64_t cache_epoch;    /* cache_epoch() when its filling query was sent */
+    int cache_fill;          /* its answer will be cached: read it on the primary */
     struct cache_fill *fill; /* the key its statement fills for other requests (cache_fill.h) */
-    const char *cors_allow; /* Access-Control-Allow-Origin for the answer, or NULL */
-    void *state;            /* the handler's own, freed with state_free */
+    const char *cors_allow;  /* Access-Control-Allow-Origin for the answer, or NULL */
+    void *state;             /* the handler's own, freed with state_free */
     void (*state_free)(void *);
 };
 

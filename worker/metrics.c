@@ -32,24 +32,27 @@ static const char *const db_error_kind[SB_DB_ERRORS] = {[SB_DB_CONSTRAINT] = "co
 
 static const char *const shed_queue[SB_QUEUES] = {
     [SB_QUEUE_DB] = "db", [SB_QUEUE_BCRYPT] = "bcrypt"};
-static const char *const shed_reason[SB_SHEDS] = {[SB_SHED_FULL] = "full",
-                                                  [SB_SHED_TIMEOUT] = "timeout",
-                                                  [SB_SHED_STANDING] = "standing",
-                                                  [SB_SHED_GONE] = "gone"};
+static const char *const shed_reason[SB_SHEDS] = {
+    [SB_SHED_FULL] = "full",
+    [SB_SHED_TIMEOUT] = "timeout",
+    [SB_SHED_STANDING] = "standing",
+    [SB_SHED_GONE] = "gone",
+};
 
-const char *const metrics_cache_kind[SB_CACHE_KINDS] = {[SB_CACHE_USER] = "user",
-                                                        [SB_CACHE_PROFILE] = "profile",
-                                                        [SB_CACHE_FOLLOWEES] = "followees",
-                                                        [SB_CACHE_FAVORITES] = "favorites",
-                                                        [SB_CACHE_TAGS] = "tags",
-                                                        [SB_CACHE_ARTICLE] = "article",
-                                                        [SB_CACHE_LIST_GLOBAL] = "list_global",
-                                                        [SB_CACHE_LIST_TAG] = "list_tag",
-                                                        [SB_CACHE_LIST_AUTHOR] = "list_author",
-                                                        [SB_CACHE_LIST_FAVORITED] =
-                                                            "list_favorited",
-                                                        [SB_CACHE_FEED] = "feed",
-                                                        [SB_CACHE_OTHER] = "other"};
+const char *const metrics_cache_kind[SB_CACHE_KINDS] = {
+    [SB_CACHE_USER] = "user",
+    [SB_CACHE_PROFILE] = "profile",
+    [SB_CACHE_FOLLOWEES] = "followees",
+    [SB_CACHE_FAVORITES] = "favorites",
+    [SB_CACHE_TAGS] = "tags",
+    [SB_CACHE_ARTICLE] = "article",
+    [SB_CACHE_LIST_GLOBAL] = "list_global",
+    [SB_CACHE_LIST_TAG] = "list_tag",
+    [SB_CACHE_LIST_AUTHOR] = "list_author",
+    [SB_CACHE_LIST_FAVORITED] = "list_favorited",
+    [SB_CACHE_FEED] = "feed",
+    [SB_CACHE_OTHER] = "other",
+};
 const char *const metrics_cache_result[SB_CACHE_RESULTS] = {
     [SB_CACHE_HIT] = "hit", [SB_CACHE_STALE] = "stale", [SB_CACHE_ABSENT] = "absent"};
 
@@ -321,14 +324,13 @@ write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struc
         (long long)scoreboard_cache_total(t, SB_CACHE_HIT));
     one(b, "conduitd_cache_misses_total", "counter", "Cache lookups that went to the database.",
         (long long)scoreboard_cache_misses(t));
-    header(
-        b, "conduitd_cache_lookups_total", "counter",
-        "Cache lookups, by what they were for (kind: user, profile, followees, favorites, "
-        "tags, article, list_global, list_tag, list_author, list_favorited, feed, other) and how "
-        "they ended (result: hit; stale, held but changed since its read; absent, not held). A "
-        "page is answered from the cache only when it and each of its articles hit. A request "
-        "that waited for another's statement (conduitd_cache_waits_total) looks up twice: "
-        "absent, then again once that statement has filled the entry.");
+    header(b, "conduitd_cache_lookups_total", "counter",
+           "Cache lookups, by what they were for (kind: user, profile, followees, favorites, tags, "
+           "article, list_global, list_tag, list_author, list_favorited, feed, other) and how they "
+           "ended (result: hit; stale, held but changed since its read; absent, not held). A page "
+           "is answered from the cache only when it and each of its articles hit. A request that "
+           "waited for another's statement (conduitd_cache_waits_total) looks up twice: absent, "
+           "then again once that statement has filled the entry.");
     for (int k = 0; k < SB_CACHE_KINDS; k++)
         for (int r = 0; r < SB_CACHE_RESULTS; r++)
             evbuffer_add_printf(b, "conduitd_cache_lookups_total{kind=\"%s\",result=\"%s\"} %llu\n",

@@ -690,7 +690,8 @@ setup_services(struct worker *w, struct lastwrite *writes, struct stamps *stamps
     }
     if (c->access_log && strcmp(c->access_log, "off") != 0) {
         char why[512];
-        w->env.access = access_log_open(w->env.base, c->access_log, c->access_log_format,
+        w->env.access = access_log_open(w->env.base, c->access_log,
+                                        c->access_log_format == CONFIG_ACCESS_LOG_JSON,
                                         w->env.index, why, sizeof(why));
         if (!w->env.access) {
             log_error("%s", why);

@@ -48,6 +48,27 @@ SELECT 2;
 awk_bad "a name not in snake_case" '-- name: Bad
 SELECT 1;
 ' "bad query name 'Bad'"
+awk_bad "an unknown fragment" '-- name: a
+-- use: nothing
+SELECT 1;
+' "bad.sql:2: no fragment 'nothing' defined before this line"
+awk_bad "a placeholder left without a value" '-- fragment: f
+SELECT {x}
+-- name: a
+-- use: f
+;
+' "bad.sql:4: fragment f wants a value for {x}"
+awk_bad "a value no placeholder takes" '-- fragment: f
+SELECT {x}
+-- name: a
+-- use: f x=1 y=2
+;
+' "bad.sql:4: fragment f has no {y}"
+awk_bad "a fragment no statement uses" '-- fragment: f
+SELECT 1
+-- name: a
+SELECT 2;
+' "bad.sql:1: fragment f is used by no statement"
 "$Q" describe >"$T/describe.txt" 2>&1
 is "every query prepares with the nparams of the table" "$?" 0
 grep -v '^#' "$top_srcdir/t/sql/contract.txt" >"$T/contract.txt"

@@ -3,8 +3,8 @@
 # config.h first (and no other header of that name exists to be taken for
 # it: quoted includes look in the including file's folder first),
 # nothing in the repository points to documents outside it or to the
-# folders of the machine a result was measured on, and no header includes
-# itself through others.
+# folders of the machine a result was measured on, no header includes
+# itself through others, and no two modules include each other.
 . "$top_srcdir/t/lib.sh"
 
 cd "$top_srcdir" || bail "no source tree"
@@ -44,6 +44,12 @@ done >"$T/includes"
 check "the include graph was read" [ "$(wc -l <"$T/includes")" -gt 100 ]
 loops=$(tsort "$T/includes" 2>&1 >/dev/null | tr '\n' ' ')
 is "the include graph has no cycle" "${loops:-none}" none
+# Nor do two modules (a .c and its .h) include each other: two such files
+# are one module, or a context that wants to be passed.
+pairs=$(sed 's/\.[ch]\( \|$\)/\1/g' "$T/includes" | awk '$1 != $2 { e[$1 " " $2] = 1 }
+    END { for (k in e) { split(k, m, " "); if ((m[2] " " m[1]) in e && m[1] < m[2]) print m[1] "<->" m[2] } }' |
+    sort | tr '\n' ' ')
+is "no two modules include each other" "${pairs:-none}" none
 # The README's Layout names every folder at the top of the tree, and no
 # folder that is not there.
 layout=$(sed -n '/^## Layout/,/^## /p' README.md | sed -n 's|^\([.a-z]*\)/ .*|\1|p' | sort)

@@ -110,7 +110,7 @@ START_TEST(test_table)
     ck_assert_ptr_null(config_find("wokers"));
     ck_assert_ptr_null(config_find(""));
     ck_assert_ptr_null(config_find("Workers"));
-    ck_assert(config_find("jwt_secret")->secret);
+    ck_assert(config_find("jwt_secret")->flags & CONFIG_SECRET);
 }
 END_TEST
 
@@ -345,6 +345,10 @@ START_TEST(test_errors)
     expect_error("dev = y\n", "t.conf:1: ", "is not yes or no");
     expect_error("log_level = verbose\n", "t.conf:1: ", "log_level: \"verbose\" is not debug");
     expect_error("log_level = 3\n", "t.conf:1: ", "log_level: ");
+    expect_error("log_level = Info\n",
+                 "t.conf:1: ", "log_level: \"Info\" is not debug, info, notice, warning or error");
+    expect_error("access_log_format = xml\n",
+                 "t.conf:1: ", "access_log_format: \"xml\" is not combined or json");
     /* Addresses: the port is required and must be a port. */
     expect_error("listen = 8080\n", "t.conf:1: ", "listen: \"8080\" is not HOST:PORT");
     expect_error("listen = localhost\n", "t.conf:1: ", "is not HOST:PORT");

@@ -510,16 +510,96 @@ described(const char *text, const char *fmt_a, const char *fmt_b, const char *na
 }
 
 /*
+ * The README's settings table ("| flag | config key | default | meaning |"):
+ * each row's first three cells, split at the '|' not escaped by '\\'.
+ */
+struct readme_row {
+    char cell[3][256];
+};
+
+static size_t
+readme_rows(const char *readme, struct readme_row *rows, size_t max)
+{
+    const char *p = strstr(readme, "\n| flag | config key | default | meaning |\n");
+    size_t n = 0;
+
+    ck_assert_msg(p != NULL, "README.md has no settings table");
+    p = strchr(p + 1, '\n') + 1;
+    p = strchr(p, '\n') + 1; /* the | --- | line */
+    for (; *p == '|' && n < max; n++) {
+        const char *eol = strchr(p, '\n');
+        int c = -1;
+        size_t len = 0;
+
+        ck_assert_ptr_nonnull(eol);
+        memset(&rows[n], 0, sizeof(rows[n]));
+        for (const char *q = p; q < eol && c < 3; q++) {
+            if (*q == '|' && q[-1] != '\\') {
+                if (c >= 0) {
+                    while (len > 0 && rows[n].cell[c][len - 1] == ' ')
+                        rows[n].cell[c][--len] = '\0';
+                }
+                c++, len = 0;
+                while (q[1] == ' ')
+                    q++;
+            } else if (c >= 0 && c < 3 && len + 1 < sizeof(rows[n].cell[c])) {
+                rows[n].cell[c][len++] = *q;
+            }
+        }
+        p = eol + 1;
+    }
+    return n;
+}
+
+/* The row whose config key cell names `name` (alone or among others). */
+static const struct readme_row *
+readme_find(const struct readme_row *rows, size_t n, const char *name)
+{
+    char want[80];
+
+    snprintf(want, sizeof(want), "`%s`", name);
+    for (size_t i = 0; i < n; i++)
+        if (strstr(rows[i].cell[1], want) != NULL)
+            return &rows[i];
+    return NULL;
+}
+
+/* The paragraph of conduitd.conf(5) that describes name, up to the next .TP. */
+static char *
+man5_entry(const char *man5, const char *name)
+{
+    char want[80];
+    const char *p, *end;
+
+    for (int form = 0; form < 2; form++) {
+        snprintf(want, sizeof(want), form ? "\n.BR %s " : "\n.B %s\n", name);
+        if ((p = strstr(man5, want)) != NULL)
+            break;
+    }
+    if (p == NULL)
+        return NULL;
+    end = strstr(p + 1, "\n.TP\n");
+    if (end == NULL)
+        end = strstr(p + 1, "\n.SH");
+    return strndup(p, end ? (size_t)(end - p) : strlen(p));
+}
+
+/*
  * One source per setting: every key of the config table has its flag (but
  * a secret, which never goes on a command line), that flag parses into the
  * key and is listed by -h, and the key is described in etc/conduitd.conf,
- * conduitd.conf(5) and (its flag) conduitd(8).  Adding a setting to the
- * table without the rest fails here.
+ * conduitd.conf(5) (which says whether it is reloadable, as the table
+ * does), (its flag) conduitd(8) and the README's settings table, with the
+ * table's default.  Adding a setting to the table without the rest fails
+ * here, and so does a README row naming a key the table does not have.
  */
 START_TEST(test_every_key_everywhere)
 {
     char *conf = test_slurp("etc/conduitd.conf"), *man5 = test_slurp("man/conduitd.conf.5.in");
     char *man8 = test_slurp("man/conduitd.8.in"), *usage = NULL;
+    char *readme = test_slurp("README.md");
+    static struct readme_row rows[128];
+    size_t nrows = readme_rows(readme, rows, 128);
     size_t usage_len = 0;
     FILE *f = open_memstream(&usage, &usage_len);
 
@@ -535,8 +615,20 @@ START_TEST(test_every_key_everywhere)
                       "etc/conduitd.conf has no line for %s", k->name);
         ck_assert_msg(described(man5, ".B %s", ".BR %s", k->name),
                       "conduitd.conf(5) has no entry for %s", k->name);
+        ck_assert_msg(!(k->flags & CONFIG_RELOADABLE) != !(k->flags & CONFIG_RESTART),
+                      "%s: the table says neither or both of reloadable and restart", k->name);
+        char *entry = man5_entry(man5, k->name);
+        ck_assert_msg(entry != NULL, "conduitd.conf(5) has no paragraph for %s", k->name);
+        ck_assert_msg((strstr(entry, "Not reloadable.") != NULL) == !!(k->flags & CONFIG_RESTART),
+                      "conduitd.conf(5) and the table differ on whether %s is reloadable", k->name);
+        free(entry);
+        const struct readme_row *row = readme_find(rows, nrows, k->name);
+        ck_assert_msg(row != NULL, "README.md's settings table has no row for %s", k->name);
+        ck_assert_msg(strcmp(row->cell[2], k->defval ? k->defval : "") == 0,
+                      "README.md's default of %s is \"%s\", the table's \"%s\"", k->name,
+                      row->cell[2], k->defval ? k->defval : "");
         config_flag_name(k, flag, sizeof(flag));
-        if (k->secret) {
+        if (k->flags & CONFIG_SECRET) {
             ck_assert_msg(flag[0] == '\0', "%s is secret but has a flag", k->name);
             continue;
         }
@@ -559,6 +651,12 @@ START_TEST(test_every_key_everywhere)
         }
         esc[e] = '\0';
         ck_assert_msg(strstr(man8, esc) != NULL, "conduitd(8) does not describe %s", want);
+        {
+            char sf[4] = {'-', k->short_flag, '\0'};
+            ck_assert_msg(strstr(row->cell[0], want) != NULL ||
+                              (k->short_flag && strstr(row->cell[0], sf) != NULL),
+                          "README.md's row for %s does not give %s", k->name, want);
+        }
 
         /* The flag sets its key: with the default as its value, or "yes". */
         const char *value = k->argname ? (k->defval && *k->defval ? k->defval : "x") : NULL;
@@ -574,10 +672,24 @@ START_TEST(test_every_key_everywhere)
             ck_assert_ptr_eq(opts.overrides[0].key, k->name);
         }
     }
+    /* And every key the README names is one. */
+    for (size_t i = 0; i < nrows; i++) {
+        for (const char *p = rows[i].cell[1]; (p = strchr(p, '`')) != NULL;) {
+            const char *close = strchr(p + 1, '`');
+            char name[80];
+
+            ck_assert_ptr_nonnull(close);
+            snprintf(name, sizeof(name), "%.*s", (int)(close - p - 1), p + 1);
+            ck_assert_msg(config_find(name) != NULL,
+                          "README.md's settings table names %s, not a key", name);
+            p = close + 1;
+        }
+    }
     free(conf);
     free(man5);
     free(man8);
     free(usage);
+    free(readme);
 }
 END_TEST
 

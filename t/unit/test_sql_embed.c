@@ -1,7 +1,8 @@
 /*
  * The SQL the binaries carry is the SQL of the files, byte for byte:
  * sql/queries.c and sql/direct.c (from gen-queries.awk) against
- * sql/queries.sql and sql/direct.sql, and sql/schema.c (from embed.awk)
+ * sql/queries.sql and sql/direct.sql (their fragments written out by this
+ * file's own reading of the format), and sql/schema.c (from embed.awk)
  * against sql/schema.sql.  Both go through
  * a C string literal, where a backslash is an escape: E'\x1f' in the SQL
  * must reach PostgreSQL as those six characters, not as one 0x1F byte.
@@ -35,39 +36,124 @@ blank_or_comment(const char *line)
     return *line == '\0' || strncmp(line, "--", 2) == 0;
 }
 
-/*
- * The statement named `name` as the file's format defines it: the lines
- * after "-- name: NAME" up to the one ending in ";", without comment and
- * blank lines, trailing blanks or the ";", joined by newlines.
- */
+/* s with each "{key}" of args ("key=value ..." or "") replaced by its value. */
 static char *
-statement_in_file(char *file, const char *path, const char *name)
+substitute(const char *s, const char *args)
 {
-    char want[128], *out = calloc(1, strlen(file) + 1), *line, *save = NULL;
-    int in = 0;
+    size_t cap = strlen(s) + 1;
+    char *out;
 
+    for (const char *p = s; (p = strchr(p, '{')) != NULL; p++)
+        cap += strlen(args);
+    out = calloc(1, cap);
     ck_assert_ptr_nonnull(out);
-    snprintf(want, sizeof(want), "-- name: %s", name);
-    for (line = strtok_r(file, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        size_t n = strlen(line);
-        if (!in) {
-            in = strcmp(line, want) == 0;
+    while (*s) {
+        const char *a = args + strspn(args, " \t");
+        int done = 0;
+
+        while (*s == '{' && *a && !done) {
+            size_t klen = strcspn(a, "=");
+            size_t vlen;
+
+            ck_assert_msg(a[klen] == '=', "\"%s\" is not key=value", a);
+            vlen = strcspn(a + klen + 1, " \t");
+            if (strncmp(s + 1, a, klen) == 0 && s[1 + klen] == '}') {
+                strncat(out, a + klen + 1, vlen);
+                s += klen + 2;
+                done = 1;
+            }
+            a += klen + 1 + vlen;
+            a += strspn(a, " \t");
+        }
+        if (!done)
+            strncat(out, s++, 1);
+    }
+    return out;
+}
+
+/*
+ * Appends to out the text lines from line `from` on (comment and blank
+ * lines dropped, trailing blanks cut), a "-- use: NAME key=value ..." line
+ * standing for the lines of "-- fragment: NAME" with its placeholders
+ * filled.  A fragment ends at the next "-- name:" or "-- fragment:" line;
+ * the statement at its line that ends in ";" (the ";" dropped): then 1.
+ */
+static int
+emit(char **lines, int n, int from, const char *args, char *out)
+{
+    for (int i = from; i < n; i++) {
+        char *line = substitute(lines[i], args);
+        size_t len = strlen(line);
+
+        if (strncmp(line, "-- name:", 8) == 0 || strncmp(line, "-- fragment:", 12) == 0) {
+            free(line);
+            return 0;
+        }
+        if (strncmp(line, "-- use: ", 8) == 0) {
+            char want[128];
+            size_t nlen = strcspn(line + 8, " \t");
+            int at = -1, ended;
+
+            snprintf(want, sizeof(want), "-- fragment: %.*s", (int)nlen, line + 8);
+            for (int j = 0; j < n && at < 0; j++)
+                if (strcmp(lines[j], want) == 0)
+                    at = j;
+            ck_assert_msg(at >= 0, "no %s", want);
+            ended = emit(lines, n, at + 1, line + 8 + nlen, out);
+            free(line);
+            if (ended)
+                return 1;
             continue;
         }
-        if (blank_or_comment(line))
+        if (blank_or_comment(line)) {
+            free(line);
             continue;
-        while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
-            line[--n] = '\0';
-        int last = n > 0 && line[n - 1] == ';';
+        }
+        while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+            line[--len] = '\0';
+        int last = len > 0 && line[len - 1] == ';';
         if (last)
-            line[--n] = '\0';
-        if (n > 0) {
+            line[--len] = '\0';
+        if (len > 0) {
             if (*out)
                 strcat(out, "\n");
             strcat(out, line);
         }
+        free(line);
         if (last)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The statement named `name` as the file's format defines it: the lines
+ * after "-- name: NAME" up to the one ending in ";", without comment and
+ * blank lines, trailing blanks or the ";", joined by newlines, its
+ * fragments written out.
+ */
+static char *
+statement_in_file(char *file, const char *path, const char *name)
+{
+    char want[128], *out, *line, *save = NULL, **lines;
+    int n = 0, cap = 1;
+    /* Expanded, a statement is still far shorter than four times the file. */
+    size_t size = 4 * strlen(file) + 1;
+
+    for (const char *p = file; *p; p++)
+        cap += *p == '\n';
+    lines = calloc((size_t)cap, sizeof(*lines));
+    ck_assert_ptr_nonnull(lines);
+    for (line = strtok_r(file, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        lines[n++] = line;
+    out = calloc(1, size);
+    ck_assert_ptr_nonnull(out);
+    snprintf(want, sizeof(want), "-- name: %s", name);
+    for (int i = 0; i < n; i++) {
+        if (strcmp(lines[i], want) == 0 && emit(lines, n, i + 1, "", out)) {
+            free(lines);
             return out;
+        }
     }
     ck_abort_msg("query %s not found in %s", name, path);
     return NULL;
@@ -107,8 +193,8 @@ START_TEST(test_direct_byte_for_byte)
 {
     table_byte_for_byte(sql_direct, SQL_DIRECT_COUNT, "sql/direct.sql");
     /* Several statements on a line, the ";" between them kept. */
-    ck_assert_ptr_nonnull(strstr(sql_direct[SQL_DIRECT_CACHE_LISTEN].text,
-                                 "LISTEN conduit_cache; SELECT count(*)"));
+    ck_assert_ptr_nonnull(
+        strstr(sql_direct[SQL_DIRECT_CACHE_LISTEN].text, "LISTEN conduit_cache; SELECT count(*)"));
 }
 END_TEST
 

@@ -1,4 +1,4 @@
-# bench/lib.sh: what the measurement scripts of bench/ share, sourced right
+# bench/measure/lib.sh: what the measurement scripts of bench/measure/ share, sourced right
 # after they set top_srcdir: the programs they run (the build's, unless
 # CONDUITD and BENCH name others) and t/lib.sh, whose helpers start and
 # stop clusters, masters and nginx by pid.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/scaling.sh OUT USERS: one measurement for docs/scaling.md's sizing
+# bench/measure/scaling.sh OUT USERS: one measurement for docs/scaling.md's sizing
 # model, in the several-hosts layout of its recipe: two conduitd "hosts"
 # (masters of 1 worker each, on their own loopback ports) configured from
 # etc/conduitd-host.conf.in, nginx in front from etc/nginx-upstream.conf.in,
@@ -26,7 +26,7 @@
 # cores.  Not part of `make check` (t/integration/rolling.sh tests the
 # recipe).
 set -u
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 CONDUITD=${CONDUITD:-$top_srcdir/build/conduitd}
 BENCH=${BENCH:-$top_srcdir/build/conduit-bench}
 [ $# -eq 2 ] || { echo "usage: $0 OUT USERS" >&2; exit 2; }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/cache-ab.sh CONNINFO OUTDIR: conduitd with --cache off against
+# bench/measure/cache-ab.sh CONNINFO OUTDIR: conduitd with --cache off against
 # --cache on, side by side, under the virtual users of docs/workload.md.
 #
 # Each measurement starts a fresh master (WORKERS workers, default 2; pool
@@ -20,8 +20,8 @@
 # conduit-bench, conduitd and PostgreSQL share this machine's cores: compare
 # only the figures of one run.
 set -u
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-. "$top_srcdir/bench/lib.sh"
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top_srcdir/bench/measure/lib.sh"
 [ $# -eq 2 ] || { echo "usage: $0 CONNINFO OUTDIR" >&2; exit 2; }
 DB=$1 OUT=$2
 MODE=${MODE:-search} WORKERS=${WORKERS:-2} POOL=${POOL:-4}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/kill-instance.sh CONNINFO [USERS]: what users see when one of two
+# bench/measure/kill-instance.sh CONNINFO [USERS]: what users see when one of two
 # conduitd instances dies under the virtual users of docs/workload.md.
 #
 # Starts two masters (WORKERS workers each, default 1; --dev, so both sign
@@ -22,8 +22,8 @@
 # Load, nginx, conduitd and PostgreSQL share this machine's cores.  Not
 # part of `make check` (t/integration/instances.sh is its pass/fail test).
 set -u
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-. "$top_srcdir/bench/lib.sh"
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top_srcdir/bench/measure/lib.sh"
 [ $# -ge 1 ] || { echo "usage: $0 CONNINFO [USERS]" >&2; exit 2; }
 DB=$1
 USERS=${2:-6000}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/metrics-ab.sh [BASELINE_CONDUITD]: what the metrics cost, side by
+# bench/measure/metrics-ab.sh [BASELINE_CONDUITD]: what the metrics cost, side by
 # side in one sitting: req/s and conduitd's CPU per request with the status
 # listener off, and on with a scraper asking /metrics SCRAPE_HZ times a
 # second (default 10, 150 times Prometheus' usual 15 s interval), and,
@@ -18,9 +18,9 @@
 # the master and its workers from /proc/PID/stat, over the run, divided by
 # the requests answered: microseconds of conduitd CPU per request.
 # Run from build/ (CONDUITD, LOADGEN and conduit-seed are taken from
-# there):  top_srcdir=.. sh ../bench/metrics-ab.sh [baseline/conduitd]
+# there):  top_srcdir=.. sh ../bench/measure/metrics-ab.sh [baseline/conduitd]
 set -u
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 BASELINE=${1:-}
 WORKERS=${WORKERS:-2} CONNS=${CONNS:-32} SECONDS_RUN=${SECONDS:-8} ROUNDS=${ROUNDS:-3}
 SCRAPE_HZ=${SCRAPE_HZ:-10}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/metrics-ir.sh BASELINE_CONDUITD: the counting's cost in
+# bench/measure/metrics-ir.sh BASELINE_CONDUITD: the counting's cost in
 # instructions, which a busy machine does not blur as it blurs time.
 # One worker of each conduitd (this build's and BASELINE_CONDUITD, built
 # without the metrics) runs under valgrind's callgrind; t/loadgen sends
@@ -7,9 +7,9 @@
 # seconds, and (Ir2 - Ir1) / (n2 - n1) is the worker's instructions per
 # request, its start and exit cancelled out.  Routes: /healthz and
 # /api/articles?limit=10 on a database seeded at scale 0.002.
-# Run from build/:  top_srcdir=.. sh ../bench/metrics-ir.sh baseline/conduitd
+# Run from build/:  top_srcdir=.. sh ../bench/measure/metrics-ir.sh baseline/conduitd
 set -u
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 [ $# -eq 1 ] || { echo "usage: $0 BASELINE_CONDUITD" >&2; exit 2; }
 BASELINE=$1
 D1=${D1:-3} D2=${D2:-9}

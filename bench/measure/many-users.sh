@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/many-users.sh CONNINFO [USERS]: one conduit-bench command offering
+# bench/measure/many-users.sh CONNINFO [USERS]: one conduit-bench command offering
 # USERS virtual users (default 60000, docs/workload.md's), each on its own
 # keep-alive connection, past what one process may hold (its open file
 # limit: conduit-bench spreads them over as many generator processes as it
@@ -27,8 +27,8 @@
 # shows is that they were offered and how the server fared.  Not part of
 # `make check` (t/integration/bench_procs.sh is its pass/fail test).
 set -u
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-. "$top_srcdir/bench/lib.sh"
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top_srcdir/bench/measure/lib.sh"
 [ $# -ge 1 ] || { echo "usage: $0 CONNINFO [USERS]" >&2; exit 2; }
 DB=$1
 USERS=${2:-60000}
