@@ -36,7 +36,8 @@
  * Prints one line of key=value figures (see report()); with -o, one CSV
  * line per request: end time in Unix ms (to compare with `date +%s%3N`),
  * status (0 failed,
- * -1 timed out), latency in us, Retry-After present (0/1), worker pid.
+ * -1 timed out), latency in us, Retry-After present (0/1), worker pid,
+ * Retry-After's value in seconds (0 when absent).
  * Exit 0, or 2 on bad usage.
  */
 #define _GNU_SOURCE
@@ -94,7 +95,7 @@ static struct {
     int nheaders;
     int timeout_ms;
     double read_rate; /* -R: bytes per second per connection, 0 for no limit */
-} opt = {"127.0.0.1", 0,     8,          0,    0,    10,   0,   0, 0,    0,
+} opt = {"127.0.0.1", 0,     8,          0,    0,    10,   0,   0, 0,     0,
          0,           "GET", "/healthz", NULL, NULL, NULL, {0}, 0, 10000, 0};
 
 static struct {
@@ -243,9 +244,9 @@ record(struct conn *c, int status, int retry_after)
     if (csv) {
         struct timespec wall;
         clock_gettime(CLOCK_REALTIME, &wall);
-        fprintf(csv, "%lld,%d,%lld,%d,%ld\n",
+        fprintf(csv, "%lld,%d,%lld,%d,%ld,%d\n",
                 (long long)wall.tv_sec * 1000 + wall.tv_nsec / 1000000, status, (long long)lat,
-                retry_after, c->learned ? c->pid : 0L);
+                retry_after != 0, c->learned ? c->pid : 0L, retry_after ? retry_after - 1 : 0);
     }
 }
 
@@ -369,7 +370,7 @@ parse_response(struct conn *c, int eof, int *status, int *retry_after, int *clos
         if (strncasecmp(h, "Content-Length:", 15) == 0)
             clen = strtol(h + 15, NULL, 10);
         else if (strncasecmp(h, "Retry-After:", 12) == 0)
-            *retry_after = 1;
+            *retry_after = 1 + (atoi(h + 12) > 0 ? atoi(h + 12) : 0); /* 0: absent */
         else if (strncasecmp(h, "Connection:", 11) == 0 && strcasestr(h, "close") &&
                  strcasestr(h, "close") < strstr(h, "\r\n"))
             *close_after = 1;

@@ -126,7 +126,7 @@ api_hash_shed(struct http_ctx *c, int ok)
     if (ok != BCRYPT_SHED)
         return 0;
     if (http_client_waiting(c))
-        http_unavailable(c, "server busy, try again shortly");
+        http_unavailable_spread(c, "server busy, try again shortly", API_HASH_RETRY_MAX_S);
     else
         http_abandon(c);
     return 1;

@@ -81,9 +81,16 @@ void api_no_caller(struct http_ctx *c);
 int api_still_wanted(void *arg);
 
 /*
+ * A shed hash's Retry-After is drawn from 1 to this many seconds: the
+ * logins refused in one burst come back spread over them, at a fifth of
+ * the rate, instead of all in the next second.
+ */
+#define API_HASH_RETRY_MAX_S 5
+
+/*
  * For a hash's callback: a hash that was not run (BCRYPT_SHED: the server
- * is overloaded) is answered 503 with Retry-After, or not at all to a
- * client gone, and 1 returned; else 0.
+ * is overloaded) is answered 503 with a spread Retry-After, or not at all
+ * to a client gone, and 1 returned; else 0.
  */
 int api_hash_shed(struct http_ctx *c, int ok);
 

@@ -265,7 +265,7 @@ api_users_login(struct http_ctx *c)
      * storm of logins would otherwise take from every other request.
      */
     if (bcrypt_full(c->env->bcrypt)) {
-        http_unavailable(c, "server busy, try again shortly");
+        http_unavailable_spread(c, "server busy, try again shortly", API_HASH_RETRY_MAX_S);
         return;
     }
     params[0] = u->email;

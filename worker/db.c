@@ -891,6 +891,28 @@ db_pool_free(struct db_pool *p)
 }
 
 /*
+ * The queue is full and a client's query comes.  While the queue stands,
+ * the newest is the one worth serving (it is served first): the oldest
+ * client's query makes room, with its 503 now rather than at its deadline.
+ * 1 when room was made.
+ */
+static int
+make_room(struct db_pool *p, const struct job *j, int64_t now)
+{
+    struct job *old = p->head;
+
+    if (!j->wanted || j->fallback || !standing(p, now))
+        return 0;
+    while (old && (!old->wanted || old->fallback))
+        old = old->next;
+    if (!old)
+        return 0;
+    take(p, old);
+    shed(p, old, old->wanted(old->arg) ? DB_TIMED_OUT : DB_ABANDONED, now);
+    return 1;
+}
+
+/*
  * To an idle connection that can serve it, else to the queue, unless no
  * connection up could ever serve it (none is up, or none has its fence)
  * or the queue is full: then it fails, from the loop.
@@ -916,7 +938,7 @@ submit(struct db_pool *p, struct job *j)
         fail_later(p, j);
         return;
     }
-    if (p->queued >= p->queue_max) {
+    if (p->queued >= p->queue_max && !make_room(p, j, now_ns())) {
         if (p->slot)
             scoreboard_add(&p->slot->c.db_queue_full, 1);
         if (j->wanted && !j->fallback)

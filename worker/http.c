@@ -386,14 +386,18 @@ http_header_too_large_reply(void)
     return r;
 }
 
+/* retry_after: seconds for a Retry-After header, 0 for none. */
 static void
 send_error(struct http_ctx *c, int status, const char *msg, int retry_after)
 {
     struct evbuffer *b = c->env->scratch;
 
     error_body(b, msg);
-    if (retry_after && c->req)
-        evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", "1");
+    if (retry_after > 0 && c->req) {
+        char v[16];
+        snprintf(v, sizeof(v), "%d", retry_after);
+        evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", v);
+    }
     http_reply(c, status, b);
 }
 
@@ -407,6 +411,12 @@ void
 http_unavailable(struct http_ctx *c, const char *msg)
 {
     send_error(c, 503, msg, 1);
+}
+
+void
+http_unavailable_spread(struct http_ctx *c, const char *msg, int max_s)
+{
+    send_error(c, 503, msg, max_s > 1 ? 1 + (int)arc4random_uniform((uint32_t)max_s) : 1);
 }
 
 const char *

@@ -114,6 +114,13 @@ void http_error(struct http_ctx *c, int status, const char *msg);
 void http_unavailable(struct http_ctx *c, const char *msg);
 
 /*
+ * A 503 whose Retry-After is drawn from 1 to max_s seconds: for the many
+ * clients shed at one moment (a burst of logins after a restart), so that
+ * they do not all come back in the same second and be shed again.
+ */
+void http_unavailable_spread(struct http_ctx *c, const char *msg, int max_s);
+
+/*
  * The raw response (status line, headers, JSON error envelope) to a
  * request header over max_header_size that evhttp never completed, for
  * conn_set_max_header; NULL when out of memory.

@@ -40,7 +40,8 @@
 #
 # Then a storm of logins (bcrypt cost 10, 2 hashing threads, bcrypt_queue
 # 4) beside a reader of /api/tags: pass when the excess logins get 503 at
-# once (median under 100 ms: refused before their user row is read),
+# once (median under 100 ms: refused before their user row is read), with
+# a Retry-After spread over 1 to 5 s (before: 1 s for all),
 # every login answered 200 waited at most queue_timeout for its hash, the
 # hashing queue stays bounded, and the reader fails nothing and keeps a
 # p99 under 500 ms (when refused logins still read their user row first,
@@ -194,6 +195,14 @@ check "  none after more than the deadline and its hash: under 2 s ($max200 ms)"
 check "the hashing queue stayed bounded: 4 waiting + 2 hashing, and the refused on their way out ($peak)" \
     [ "$peak" -le 10 ]
 check "/metrics counts the logins shed ($bshed)" [ "$bshed" -gt 0 ]
+# The logins shed in one burst are told to come back over 1 to 5 s, not
+# all in the next second (the CSV's sixth column is Retry-After's value).
+ra_values=$(awk -F, '$2 == 503 { print $6 }' "$T/logins.csv" | sort -n | uniq -c | awk '{ printf "%ss:%s ", $2, $1 }')
+ra_bad=$(awk -F, '$2 == 503 && ($6 < 1 || $6 > 5)' "$T/logins.csv" | wc -l)
+ra_kinds=$(awk -F, '$2 == 503 { print $6 }' "$T/logins.csv" | sort -u | wc -l)
+note "Retry-After of the logins shed: $ra_values"
+is "every shed login's Retry-After is 1 to 5 s" "$ra_bad" 0
+check "  spread: all five values seen ($ra_kinds)" [ "$ra_kinds" -eq 5 ]
 
 http GET /api/tags
 st "the server answers normally afterwards" 200
