@@ -22,7 +22,6 @@
 #include "worker/conn.h"
 #include "worker/env.h"
 #include "worker/metrics.h"
-#include "worker/routes.h"
 
 static int
 method_of(enum evhttp_cmd_type t)
@@ -67,14 +66,18 @@ static struct http_ctx *live; /* every ctx not yet answered */
 static int64_t in_flight;
 static int64_t sending; /* replies handed to evhttp, not yet fully written */
 static int draining;
+static const struct route *routes; /* the worker's table (http_init) */
+static size_t nroutes;
 static uint64_t max_requests;
 static int recycle_asked;
 static void (*on_settled)(void *);
 static void *settled_arg;
 
 void
-http_init(uint64_t max, void (*settled)(void *arg), void *arg)
+http_init(const struct route *table, size_t n, uint64_t max, void (*settled)(void *arg), void *arg)
 {
+    routes = table;
+    nroutes = n;
     max_requests = max;
     on_settled = settled;
     settled_arg = arg;

@@ -72,13 +72,16 @@ void http_abort_all(void);
 int64_t http_now_us(void);
 
 /*
- * Before the first request: settled(arg) is called whenever a request is
+ * Before the first request: table (n entries) is the route table
+ * dispatched on (the worker's: this layer knows no handler).  settled(arg)
+ * is called whenever a request is
  * freed or a reply is fully written (or its connection died), so that a
  * draining worker can tell it is done; max_requests (0: never) is the
  * count of responses after which the worker asks the master, through its
  * scoreboard slot, to be replaced (gunicorn's max_requests).
  */
-void http_init(uint64_t max_requests, void (*settled)(void *arg), void *arg);
+void http_init(const struct route *table, size_t n, uint64_t max_requests,
+               void (*settled)(void *arg), void *arg);
 
 /* From now on every reply says "Connection: close": the worker drains. */
 void http_drain(void);

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "worker/metrics.h"
+#include "worker/router.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -12,7 +13,6 @@
 #include <event2/buffer.h>
 
 #include "common/scoreboard.h"
-#include "worker/routes.h"
 
 /* The latency histogram's upper bounds in microseconds; the last bucket is +Inf. */
 static const int64_t bucket_us[SCOREBOARD_BUCKETS - 1] = {
@@ -56,10 +56,16 @@ const char *const metrics_cache_kind[SB_CACHE_KINDS] = {
 const char *const metrics_cache_result[SB_CACHE_RESULTS] = {
     [SB_CACHE_HIT] = "hit", [SB_CACHE_STALE] = "stale", [SB_CACHE_ABSENT] = "absent"};
 
+/* The route table, for the labels: handed over by the worker at start. */
+static const struct route *routes;
+static size_t nroutes;
+
 int
-metrics_init(void)
+metrics_init(const struct route *table, size_t n)
 {
-    return nroutes <= SCOREBOARD_ROUTE_OTHER ? 0 : -1;
+    routes = table;
+    nroutes = n;
+    return n <= SCOREBOARD_ROUTE_OTHER ? 0 : -1;
 }
 
 void

@@ -17,9 +17,11 @@
 #ifndef CONDUITD_METRICS_H
 #define CONDUITD_METRICS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct evbuffer;
+struct route;
 struct scoreboard;
 struct worker_slot;
 
@@ -27,12 +29,16 @@ struct worker_slot;
 extern const char *const metrics_cache_kind[];
 extern const char *const metrics_cache_result[];
 
-/* Checks that the route table fits the scoreboard's rows; -1 if not (a build error). */
-int metrics_init(void);
+/*
+ * The route table whose patterns label the requests (the worker's, handed
+ * over at start: this layer knows no handler).  -1 when it has more
+ * entries than the scoreboard has rows (a build error).
+ */
+int metrics_init(const struct route *table, size_t n);
 
 /*
  * One response sent: route is the index of its entry in the route table
- * (worker/routes.h), or -1 for a request that matched none; us is its
+ * given to metrics_init(), or -1 for a request that matched none; us is its
  * time from dispatch to reply, the figure the access log writes too.
  */
 void metrics_count_response(struct worker_slot *s, int route, int status, int64_t us);

@@ -36,6 +36,7 @@
 #include "worker/metrics.h"
 #include "worker/status.h"
 #include "worker/replica.h"
+#include "worker/routes.h"
 
 #define HEARTBEAT_MS 250
 #define ACCEPT_RETRY_MS 100
@@ -522,7 +523,7 @@ setup_http(struct worker *w, struct listener_set *ls)
     evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                             EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
                                             EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-    http_init(request_limit(c), on_http_settled, w);
+    http_init(routes, nroutes, request_limit(c), on_http_settled, w);
     evhttp_set_gencb(w->http, http_dispatch, &w->env);
 
     for (int i = 0; i < ls->n; i++) {
@@ -562,7 +563,7 @@ setup_http(struct worker *w, struct listener_set *ls)
 static int
 setup_status(struct worker *w, const struct listener *l)
 {
-    if (metrics_init() < 0)
+    if (metrics_init(routes, nroutes) < 0)
         fatal("the route table has more entries than the scoreboard has rows");
     if (!l)
         return 0;
