@@ -16,6 +16,21 @@
 #include <string.h>
 #include <unistd.h>
 
+/*
+ * The sockets passed by the process that started this one.  The
+ * environment they come from is the process's own, read once at start:
+ * this is the one place that keeps them.
+ */
+#define LISTEN_FDS_START 3
+#define INHERITED_MAX 64
+
+static struct {
+    int n;
+    int fd[INHERITED_MAX];
+    struct sockaddr_storage addr[INHERITED_MAX];
+    socklen_t addrlen[INHERITED_MAX];
+} inherited;
+
 static int
 split_spec(const char *spec, char *host, size_t hostlen, char *port, size_t portlen)
 {
@@ -87,7 +102,103 @@ bound_socket(const struct sockaddr *sa, socklen_t len, int reuseport, char *err,
     return fd;
 }
 
-/* Binds (and unless reuseport, listens on) spec into l; err says why not. */
+static int
+same_address(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+    if (a->sa_family != b->ss_family)
+        return 0;
+    if (a->sa_family == AF_INET) {
+        const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+        return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+    }
+    if (a->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+        return x->sin6_port == y->sin6_port &&
+               memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+    }
+    return 0;
+}
+
+/* The inherited socket bound to sa, taken from the list; -1 when none is. */
+static int
+take_inherited(const struct sockaddr *sa)
+{
+    for (int i = 0; i < inherited.n; i++) {
+        int fd = inherited.fd[i];
+        if (fd < 0 || !same_address(sa, &inherited.addr[i]))
+            continue;
+        inherited.fd[i] = -1;
+        return fd;
+    }
+    return -1;
+}
+
+int
+listen_inherit(char *err, size_t errlen)
+{
+    const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+    char *end;
+    long n;
+
+    inherited.n = 0;
+    if (!pid || !fds)
+        return 0;
+    errno = 0;
+    if (strtol(pid, &end, 10) != (long)getpid() || *end || errno)
+        return 0; /* meant for another process (an ancestor's) */
+    n = strtol(fds, &end, 10);
+    if (*end || n < 0 || n > INHERITED_MAX) {
+        snprintf(err, errlen, "LISTEN_FDS=%s: not a count of sockets (0 to %d)", fds,
+                 INHERITED_MAX);
+        return -1;
+    }
+    unsetenv("LISTEN_PID");
+    unsetenv("LISTEN_FDS");
+    unsetenv("LISTEN_FDNAMES");
+    for (int i = 0; i < n; i++) {
+        int fd = LISTEN_FDS_START + i, type = 0, acc = 0;
+        socklen_t tl = sizeof(type), al = sizeof(acc);
+        inherited.addrlen[i] = sizeof(inherited.addr[i]);
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM ||
+            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) < 0 || !acc ||
+            getsockname(fd, (struct sockaddr *)&inherited.addr[i], &inherited.addrlen[i]) < 0) {
+            snprintf(err, errlen, "LISTEN_FDS: descriptor %d is not a listening stream socket", fd);
+            return -1;
+        }
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        inherited.fd[i] = fd;
+        inherited.n = i + 1;
+    }
+    return (int)n;
+}
+
+int
+listen_inherited_unused(char *names, size_t len)
+{
+    int unused = 0;
+    size_t o = 0;
+
+    if (len)
+        names[0] = '\0';
+    for (int i = 0; i < inherited.n; i++) {
+        char name[64];
+        if (inherited.fd[i] < 0)
+            continue;
+        name_of(&inherited.addr[i], name, sizeof(name));
+        if (o < len)
+            o += (size_t)snprintf(names + o, len - o, "%s%s", unused ? ", " : "", name);
+        close(inherited.fd[i]);
+        inherited.fd[i] = -1;
+        unused++;
+    }
+    return unused;
+}
+
+/*
+ * Binds (and unless reuseport, listens on) spec into l, or takes the
+ * inherited socket bound to its address; err says why not.
+ */
 static int
 open_one(struct listener *l, const char *spec, int reuseport, const char *what, char *err,
          size_t errlen)
@@ -110,7 +221,15 @@ open_one(struct listener *l, const char *spec, int reuseport, const char *what, 
         snprintf(err, errlen, "%s: %s", label, gai_strerror(gai));
         return -1;
     }
-    l->fd = bound_socket(res->ai_addr, res->ai_addrlen, reuseport, err, errlen, label);
+    l->fd = take_inherited(res->ai_addr);
+    l->inherited = l->fd >= 0;
+    if (l->inherited && reuseport) {
+        snprintf(err, errlen, "%s: reuseport cannot share a socket passed in LISTEN_FDS", label);
+        close(l->fd);
+        l->fd = -1;
+    } else if (!l->inherited) {
+        l->fd = bound_socket(res->ai_addr, res->ai_addrlen, reuseport, err, errlen, label);
+    }
     freeaddrinfo(res);
     if ((l->spec = strdup(spec)) == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -124,7 +243,7 @@ open_one(struct listener *l, const char *spec, int reuseport, const char *what, 
         return -1;
     }
     name_of(&l->addr, l->name, sizeof(l->name));
-    if (!reuseport && listen(l->fd, LISTEN_BACKLOG) < 0) {
+    if (!reuseport && !l->inherited && listen(l->fd, LISTEN_BACKLOG) < 0) {
         snprintf(err, errlen, "%s: listen: %s", label, strerror(errno));
         return -1;
     }

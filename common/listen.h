@@ -7,6 +7,13 @@
  * but does not listen (that only reserves the port and resolves port 0);
  * each worker opens its own listening socket on the same address, and the
  * kernel spreads connections between them.
+ *
+ * Inherited sockets (systemd's socket activation: LISTEN_PID, LISTEN_FDS
+ * and LISTEN_FDNAMES, descriptors from 3 on, as sd_listen_fds() reads
+ * them): a configured address that one of them is bound to takes that
+ * socket instead of binding its own, so the port stays open while the
+ * server restarts (connections wait in its backlog) and may be below 1024
+ * without root.  Shared mode only.
  */
 #ifndef CONDUITD_LISTEN_H
 #define CONDUITD_LISTEN_H
@@ -21,6 +28,7 @@ struct listener {
     struct sockaddr_storage addr; /* as bound, port resolved */
     socklen_t addrlen;
     int fd;
+    int inherited; /* the socket came from LISTEN_FDS */
 };
 
 struct listener_set {
@@ -30,6 +38,21 @@ struct listener_set {
 };
 
 #define LISTEN_BACKLOG 4096
+
+/*
+ * Takes the sockets passed in LISTEN_FDS when LISTEN_PID is this process
+ * (and unsets the three variables, so that no child takes them again),
+ * for listen_open() and listen_open_status() to use.  Returns how many, or
+ * -1 with err saying why (a variable that does not parse).  Once, before
+ * the first listen_open().
+ */
+int listen_inherit(char *err, size_t errlen);
+
+/*
+ * The inherited sockets no address of the configuration took: closed, and
+ * how many (their names in names, comma-separated, for the log).
+ */
+int listen_inherited_unused(char *names, size_t len);
 
 /* Binds every address of c; on failure closes what it opened, err says why. */
 int listen_open(struct listener_set *ls, const struct config *c, char *err, size_t errlen);

@@ -670,7 +670,10 @@ static void
 log_listeners(const struct listener_set *ls)
 {
     for (int i = 0; i < ls->n; i++)
-        log_notice("listening on %s%s", ls->l[i].name, ls->reuseport ? " (reuseport)" : "");
+        log_notice("listening on %s%s", ls->l[i].name,
+                   ls->l[i].inherited ? " (inherited, LISTEN_FDS)"
+                   : ls->reuseport    ? " (reuseport)"
+                                      : "");
 }
 
 /* The log file belongs to the workers' user, so they can reopen it. */
@@ -914,7 +917,7 @@ master_init(const struct options *opts, struct config *cfg)
     log_set_role("master");
 
     raise_nofile(M.cfg.max_connections);
-    if (listen_open(&M.ls, &M.cfg, err, sizeof(err)) < 0) {
+    if (listen_inherit(err, sizeof(err)) < 0 || listen_open(&M.ls, &M.cfg, err, sizeof(err)) < 0) {
         log_error("%s", err);
         return -1;
     }
@@ -923,6 +926,9 @@ master_init(const struct options *opts, struct config *cfg)
         listen_close(&M.ls);
         return -1;
     }
+    /* A socket passed for an address the configuration does not name serves nobody. */
+    if (listen_inherited_unused(err, sizeof(err)) > 0)
+        log_warning("sockets passed in LISTEN_FDS that no listen address names, closed: %s", err);
     M.sb = scoreboard_create();
     if (!M.sb) {
         log_error("cannot map the scoreboard: %s", strerror(errno));
