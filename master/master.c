@@ -99,8 +99,20 @@ static struct master {
     char status_sent[160];
 } M;
 
-static const int handled_signals[] = {SIGHUP,  SIGTERM, SIGINT,  SIGQUIT,
-                                      SIGTTIN, SIGTTOU, SIGUSR1, SIGCHLD};
+static const int handled_signals[] = {SIGHUP,  SIGTERM, SIGINT,  SIGQUIT,  SIGTTIN,
+                                      SIGTTOU, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
+
+/*
+ * Signals an operator sends a pre-fork master by habit (nginx's, unicorn's
+ * and gunicorn's) that conduitd has no meaning for: USR2 there starts a new
+ * binary, WINCH stops the workers and keeps the master.  Their default
+ * actions would end the master (USR2) and leave its workers unsupervised,
+ * or do nothing unseen (WINCH): the master logs that it ignores them, and a
+ * worker, which gets them too when they are sent to the whole process
+ * group, ignores them (child_setup), as it does TTIN and TTOU, which would
+ * stop it.
+ */
+static const int ignored_in_workers[] = {SIGUSR2, SIGWINCH, SIGTTIN, SIGTTOU};
 
 /*
  * What the handlers saw, for the loop to act on in its own order (as
@@ -108,7 +120,7 @@ static const int handled_signals[] = {SIGHUP,  SIGTERM, SIGINT,  SIGQUIT,
  * byte into the self-pipe only to wake the loop's poll().  Nothing else
  * happens in a handler.
  */
-static volatile sig_atomic_t got_chld, got_hup, got_term, got_quit, got_usr1;
+static volatile sig_atomic_t got_chld, got_hup, got_term, got_quit, got_usr1, got_usr2, got_winch;
 static volatile sig_atomic_t ttin_seen, ttou_seen; /* counts: each one adds a worker */
 
 static void
@@ -140,6 +152,12 @@ on_signal(int sig)
         break;
     case SIGUSR1:
         got_usr1 = 1;
+        break;
+    case SIGUSR2:
+        got_usr2 = 1;
+        break;
+    case SIGWINCH:
+        got_winch = 1;
         break;
     default:
         break;
@@ -181,6 +199,8 @@ child_setup(void)
     notify_close(&M.notify); /* the service manager hears from the master only */
     for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
         signal(handled_signals[i], SIG_DFL);
+    for (size_t i = 0; i < sizeof(ignored_in_workers) / sizeof(ignored_in_workers[0]); i++)
+        signal(ignored_in_workers[i], SIG_IGN);
     signal(SIGPIPE, SIG_IGN); /* a client that hangs up must not kill the worker */
     if (M.have_old_ls)
         listen_close(&M.old_ls);
@@ -221,7 +241,7 @@ spawn(int index)
     int64_t now = scoreboard_now_ms();
     sigset_t all, old;
     int slot;
-    pid_t pid;
+    pid_t pid, master_pid = getpid();
 
     if (!p || (slot = scoreboard_claim(M.sb, index, M.generation, now)) < 0) {
         log_error("cannot start worker %d: no free slot (%d processes alive)", index, live_procs());
@@ -240,6 +260,7 @@ spawn(int index)
             .slot = slot,
             .index = index,
             .generation = M.generation,
+            .master_pid = master_pid,
         };
         child_setup();
         worker_main(&a);
@@ -858,6 +879,16 @@ cycle(void)
     if (got_usr1) {
         got_usr1 = 0;
         reopen_logs();
+    }
+    if (got_usr2) {
+        got_usr2 = 0;
+        log_warning("SIGUSR2 ignored: conduitd has no binary upgrade; restart it, or reload "
+                    "(SIGHUP) to apply a new configuration");
+    }
+    if (got_winch) {
+        got_winch = 0;
+        log_info("SIGWINCH ignored: conduitd's workers stop with the master (SIGTERM), never "
+                 "without it");
     }
     tick();
 }

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +66,8 @@ struct worker {
     struct event *ready_wait;
     struct event *signals[5];
     int generation;
+    pid_t master_pid;
+    int orphaned; /* the master is gone: logged, draining */
     int ready;
     int at_cap;       /* max_connections reached: accepts paused */
     int tearing_down; /* evhttp_free() runs: connection news are ignored */
@@ -140,6 +143,30 @@ on_http_settled(void *arg)
  * The heartbeat comes from a timer in the loop itself, so a loop that is
  * stuck (a busy handler, a blocking call) stops it, and the master notices.
  */
+static void drain(struct worker *w);
+
+/*
+ * The master is gone when the worker's parent is another process: init, or
+ * a subreaper, adopted it.  The kernel's parent-death signal (SIGTERM, set
+ * in watch_master) says so at once; the heartbeat looks too, in case that
+ * signal was lost (it is reset when credentials change, say).  The worker
+ * then drains as on SIGTERM: it answers what it has read and exits within
+ * graceful_timeout, so no unsupervised worker keeps the port.
+ */
+static int
+master_gone(struct worker *w)
+{
+    if (getppid() == w->master_pid)
+        return 0;
+    if (!w->orphaned) {
+        w->orphaned = 1;
+        log_error("the master (pid %d) is gone: draining and exiting; restart conduitd",
+                  (int)w->master_pid);
+    }
+    drain(w);
+    return 1;
+}
+
 static void
 on_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
@@ -148,6 +175,23 @@ on_heartbeat(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     atomic_store_explicit(&w->env.slot->heartbeat_ms, scoreboard_now_ms(), memory_order_relaxed);
+    master_gone(w);
+}
+
+/*
+ * Asks the kernel for SIGTERM when the master dies.  After the privileges
+ * are dropped (a change of credentials clears the request), and followed by
+ * a look at the parent, for a master that died before the request was made.
+ */
+static void
+watch_master(struct worker *w)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+        log_warning("cannot ask for a signal at the master's death (%s): the heartbeat "
+                    "watches it instead",
+                    strerror(errno));
+    if (getppid() != w->master_pid)
+        kill(getpid(), SIGTERM); /* blocked until the loop handles it: see setup_signals */
 }
 
 static void
@@ -411,7 +455,8 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     (void)what;
     switch (sig) {
     case SIGTERM:
-        drain(w);
+        if (!master_gone(w))
+            drain(w);
         break;
     case SIGINT:
         /*
@@ -785,6 +830,8 @@ worker_main(const struct worker_args *a)
     log_set_role(role);
     proctitle_set("conduitd: worker %d", a->index);
 
+    w->master_pid = a->master_pid;
+    watch_master(w);
     w->env.cfg = a->cfg;
     w->env.index = a->index;
     w->env.slot = &a->sb->slots[a->slot];
