@@ -81,6 +81,7 @@ static struct master {
     int target;
     int reloading;
     int64_t reload_started_ms;
+    int reload_pending; /* a HUP waits for the last reload to finish: see reload_busy() */
     enum stop_mode stopping;
     int fatal;   /* a worker exited with WORKER_EXIT_FATAL: no respawn until HUP */
     int started; /* the first generation was ready once */
@@ -511,7 +512,8 @@ log_db_sizing(int workers)
     int listen = M.cfg.cache && M.cfg.cache_sync; /* cache_sync.c's connection */
     int total = workers * (M.cfg.pool + listen);
 
-    log_notice("PostgreSQL connections: %d worker(s) x (pool %d%s) = %d (more during a reload)",
+    log_notice("PostgreSQL connections: %d worker(s) x (pool %d%s) = %d (and the new "
+               "generation's as well during a reload, never more)",
                workers, M.cfg.pool, listen ? " + 1 cache listener" : "", total);
     if (total > PG_DEFAULT_USABLE_CONNECTIONS * 3 / 4)
         log_warning("%d connections is near or past PostgreSQL's default max_connections "
@@ -717,6 +719,32 @@ chown_log(void)
         log_warning("cannot give %s to user %s: %s", M.cfg.log, M.cfg.user, strerror(errno));
 }
 
+/*
+ * Each generation opens a full pool per worker, so reloads that overlap
+ * multiply the database connections (40 HUPs 0.2 s apart took 2 workers
+ * to 199 of PostgreSQL's 200).  A HUP that comes while the last reload is
+ * under way (its workers not all ready yet) or while the generation it
+ * replaced still drains waits for that; the HUPs that wait together are one
+ * reload, of the configuration as it is then.  So at most two generations
+ * hold connections at once: the one serving and the one starting, or the
+ * one draining and the one that took its place.  A reload whose workers
+ * cannot start (exit status 2) or are not all ready after RELOAD_WAIT_MS
+ * does not hold the next one back, which is how a broken configuration is
+ * mended; reload() then retires its unfinished generation.
+ */
+static const char *
+reload_busy(int64_t now)
+{
+    if (M.reloading && !M.fatal && now - M.reload_started_ms <= RELOAD_WAIT_MS)
+        return "the last reload's workers are still starting";
+    for (int i = 0; i < MAX_PROCS; i++) {
+        const struct worker_proc *p = &M.procs[i];
+        if (p->pid && p->stopping && p->generation < M.generation)
+            return "the generation it replaced is still draining";
+    }
+    return NULL;
+}
+
 static void
 reload(void)
 {
@@ -768,6 +796,14 @@ reload(void)
     M.cfg = nc;
     chown_log();
 
+    if (M.reloading) {
+        /* The last reload never finished (see reload_busy): its workers make way. */
+        for (int i = 0; i < MAX_PROCS; i++) {
+            struct worker_proc *p = &M.procs[i];
+            if (p->pid && !p->stopping && p->generation == M.generation)
+                stop_proc(p, SIGTERM, (int64_t)M.cfg.graceful_timeout * 1000);
+        }
+    }
     M.fatal = 0;
     M.backoff_ms = 0;
     M.backoff_until_ms = 0;
@@ -862,9 +898,15 @@ cycle(void)
         begin_stop(STOP_GRACEFUL);
     }
     if (got_hup) {
+        const char *busy = reload_busy(scoreboard_now_ms());
         got_hup = 0;
-        if (!M.stopping)
-            reload();
+        if (!M.stopping && busy && !M.reload_pending)
+            log_notice("reload deferred: %s; it follows then", busy);
+        M.reload_pending = !M.stopping;
+    }
+    if (M.reload_pending && !M.stopping && !reload_busy(scoreboard_now_ms())) {
+        M.reload_pending = 0;
+        reload();
     }
     while (M.ttin_done != ttin_seen) {
         M.ttin_done++;
