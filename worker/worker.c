@@ -29,6 +29,7 @@
 #include "worker/bcrypt_pool.h"
 #include "worker/cache.h"
 #include "worker/cache_fill.h"
+#include "worker/cache_peers.h"
 #include "worker/cache_sync.h"
 #include "worker/conn.h"
 #include "worker/db.h"
@@ -687,6 +688,32 @@ notify_options(const PQconninfoOption *opts)
 }
 
 /*
+ * Instances that share the database must share the cache's notifications
+ * (worker/cache_peers.h): a worker whose writes send none says so on the
+ * cached instances' channel, and a cached worker hears such words from the
+ * others.  The instance is named by its host and its master's pid.
+ */
+static int
+setup_peers(struct worker *w)
+{
+    const struct config *c = w->env.cfg;
+    char host[64], self[96];
+
+    if (gethostname(host, sizeof(host)) < 0)
+        snprintf(host, sizeof(host), "?");
+    host[sizeof(host) - 1] = '\0';
+    snprintf(self, sizeof(self), "%s pid %d", host, (int)w->master_pid);
+    w->env.peers = cache_peers_new(w->env.base, w->env.db, self, !(c->cache && c->cache_sync));
+    if (!w->env.peers) {
+        log_error("out of memory");
+        return -1;
+    }
+    if (w->env.sync)
+        cache_sync_hear_peers(w->env.sync, w->env.peers);
+    return 0;
+}
+
+/*
  * The database pool, the standbys' (db_read), the hashing threads, the
  * access log and the cache.  The connection string is --db / db, else
  * DATABASE_URL, else libpq's own PG* variables and defaults.  The
@@ -763,7 +790,7 @@ setup_services(struct worker *w, struct lastwrite *writes, struct stamps *stamps
             return -1;
         }
     }
-    return 0;
+    return setup_peers(w);
 }
 
 static void
@@ -787,6 +814,7 @@ teardown(struct worker *w)
     cache_free(w->env.cache);
     replica_free(w->env.replica); /* first: its reads may have gone to the primary's pool */
     db_pool_free(w->env.db);
+    cache_peers_free(w->env.peers); /* after the pool, which may still answer its announcement */
     cache_fills_free(w->env.fills); /* after the pools: nothing can end a fill any more */
     w->tearing_down = 1;
     if (w->http)
