@@ -140,10 +140,6 @@ on_http_settled(void *arg)
     exit_if_drained(arg);
 }
 
-/*
- * The heartbeat comes from a timer in the loop itself, so a loop that is
- * stuck (a busy handler, a blocking call) stops it, and the master notices.
- */
 static void drain(struct worker *w);
 
 /*
@@ -168,6 +164,11 @@ master_gone(struct worker *w)
     return 1;
 }
 
+/*
+ * The heartbeat comes from a timer in the loop itself, so a loop that is
+ * stuck (a busy handler, a blocking call) stops it, and the master notices.
+ * It also looks for the master (master_gone).
+ */
 static void
 on_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
