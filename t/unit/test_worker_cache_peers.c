@@ -13,85 +13,72 @@
 
 #include "common/log.h"
 
-static struct cache_peers *
-listener(const char *self)
+/* The instance under test, "here pid 1", which only listens: no loop, no pool. */
+static struct cache_peers *p;
+static char peer[96];
+static int64_t ago;
+
+static void
+setup(void)
 {
-    /* No announcing: neither the loop nor the pool is touched. */
-    struct cache_peers *p = cache_peers_new(NULL, NULL, self, 0);
-
     log_open("/dev/null", LOG_LEVEL_ERROR); /* the errors heard are this test's to check */
-
+    p = cache_peers_new(NULL, NULL, "here pid 1", 0);
     ck_assert_ptr_nonnull(p);
-    return p;
+    ago = -1;
+}
+
+static void
+teardown(void)
+{
+    cache_peers_free(p);
+}
+
+/* Hears key (taken: whether it is an announcement), then says whether a mismatch is reported. */
+static int
+mismatch_after(const char *key, int taken)
+{
+    ck_assert_int_eq(cache_peers_heard(p, key), taken);
+    return cache_peers_mismatch(p, peer, sizeof(peer), &ago);
 }
 
 START_TEST(test_keys_are_not_announcements)
 {
-    struct cache_peers *p = listener("here pid 1");
-    char peer[96];
-    int64_t ago;
-
-    ck_assert_int_eq(cache_peers_heard(p, "u:42"), 0);
-    ck_assert_int_eq(cache_peers_heard(p, "p:bea"), 0);
-    ck_assert_int_eq(cache_peers_heard(p, "*"), 0);
-    ck_assert_int_eq(cache_peers_heard(p, "tags"), 0);
-    ck_assert_int_eq(cache_peers_mismatch(p, peer, sizeof(peer), &ago), 0);
-    cache_peers_free(p);
+    ck_assert_int_eq(mismatch_after("u:42", 0), 0);
+    ck_assert_int_eq(mismatch_after("p:bea", 0), 0);
+    ck_assert_int_eq(mismatch_after("*", 0), 0);
+    ck_assert_int_eq(mismatch_after("tags", 0), 0);
 }
 END_TEST
 
 START_TEST(test_own_words_are_ignored)
 {
-    struct cache_peers *p = listener("here pid 1");
-    char peer[96];
-    int64_t ago;
-
-    ck_assert_int_eq(cache_peers_heard(p, "!nonotify here pid 1"), 1);
-    ck_assert_int_eq(cache_peers_mismatch(p, peer, sizeof(peer), &ago), 0);
+    ck_assert_int_eq(mismatch_after("!nonotify here pid 1", 1), 0);
     /* A later version's announcement is no key either, and no mismatch. */
-    ck_assert_int_eq(cache_peers_heard(p, "!something else"), 1);
-    ck_assert_int_eq(cache_peers_mismatch(p, peer, sizeof(peer), &ago), 0);
-    cache_peers_free(p);
+    ck_assert_int_eq(mismatch_after("!something else", 1), 0);
 }
 END_TEST
 
 START_TEST(test_another_instance_is_named)
 {
-    struct cache_peers *p = listener("here pid 1");
-    char peer[96];
-    int64_t ago = -1;
-
-    ck_assert_int_eq(cache_peers_heard(p, "!nonotify there pid 7"), 1);
-    ck_assert_int_eq(cache_peers_mismatch(p, peer, sizeof(peer), &ago), 1);
+    ck_assert_int_eq(mismatch_after("!nonotify there pid 7", 1), 1);
     ck_assert_str_eq(peer, "there pid 7");
     ck_assert_int_ge(ago, 0);
     ck_assert_int_le(ago, CACHE_PEERS_FRESH_MS);
     /* The same host with another master's pid is another instance. */
-    ck_assert_int_eq(cache_peers_heard(p, "!nonotify here pid 2"), 1);
-    ck_assert_int_eq(cache_peers_mismatch(p, peer, sizeof(peer), &ago), 1);
+    ck_assert_int_eq(mismatch_after("!nonotify here pid 2", 1), 1);
     ck_assert_str_eq(peer, "here pid 2");
-    cache_peers_free(p);
 }
 END_TEST
 
 START_TEST(test_names_are_filtered)
 {
-    struct cache_peers *p = listener("here pid 1");
-    char peer[96];
-    int64_t ago;
-
-    ck_assert_int_eq(cache_peers_heard(p, "!nonotify x\",\"y\\\n\x01 pid 9"), 1);
-    ck_assert_int_eq(cache_peers_mismatch(p, peer, sizeof(peer), &ago), 1);
+    ck_assert_int_eq(mismatch_after("!nonotify x\",\"y\\\n\x01 pid 9", 1), 1);
     ck_assert_str_eq(peer, "x???y??? pid 9");
-    cache_peers_free(p);
 }
 END_TEST
 
 START_TEST(test_no_peers_no_mismatch)
 {
-    char peer[96];
-    int64_t ago;
-
     ck_assert_int_eq(cache_peers_mismatch(NULL, peer, sizeof(peer), &ago), 0);
 }
 END_TEST
@@ -102,6 +89,7 @@ cache_peers_suite(void)
     Suite *s = suite_create("cache_peers");
     TCase *tc = tcase_create("core");
 
+    tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_keys_are_not_announcements);
     tcase_add_test(tc, test_own_words_are_ignored);
     tcase_add_test(tc, test_another_instance_is_named);
