@@ -81,6 +81,7 @@ static struct master {
     int target;
     int reloading;
     int64_t reload_started_ms;
+    int reload_pending; /* a HUP waits for the last reload to finish: see reload_busy() */
     enum stop_mode stopping;
     int fatal;   /* a worker exited with WORKER_EXIT_FATAL: no respawn until HUP */
     int started; /* the first generation was ready once */
@@ -99,8 +100,20 @@ static struct master {
     char status_sent[160];
 } M;
 
-static const int handled_signals[] = {SIGHUP,  SIGTERM, SIGINT,  SIGQUIT,
-                                      SIGTTIN, SIGTTOU, SIGUSR1, SIGCHLD};
+static const int handled_signals[] = {SIGHUP,  SIGTERM, SIGINT,  SIGQUIT,  SIGTTIN,
+                                      SIGTTOU, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
+
+/*
+ * Signals an operator sends a pre-fork master by habit (nginx's, unicorn's
+ * and gunicorn's) that conduitd has no meaning for: USR2 there starts a new
+ * binary, WINCH stops the workers and keeps the master.  Their default
+ * actions would end the master (USR2) and leave its workers unsupervised,
+ * or do nothing unseen (WINCH): the master logs that it ignores them, and a
+ * worker, which gets them too when they are sent to the whole process
+ * group, ignores them (child_setup), as it does TTIN and TTOU, which would
+ * stop it.
+ */
+static const int ignored_in_workers[] = {SIGUSR2, SIGWINCH, SIGTTIN, SIGTTOU};
 
 /*
  * What the handlers saw, for the loop to act on in its own order (as
@@ -108,7 +121,7 @@ static const int handled_signals[] = {SIGHUP,  SIGTERM, SIGINT,  SIGQUIT,
  * byte into the self-pipe only to wake the loop's poll().  Nothing else
  * happens in a handler.
  */
-static volatile sig_atomic_t got_chld, got_hup, got_term, got_quit, got_usr1;
+static volatile sig_atomic_t got_chld, got_hup, got_term, got_quit, got_usr1, got_usr2, got_winch;
 static volatile sig_atomic_t ttin_seen, ttou_seen; /* counts: each one adds a worker */
 
 static void
@@ -140,6 +153,12 @@ on_signal(int sig)
         break;
     case SIGUSR1:
         got_usr1 = 1;
+        break;
+    case SIGUSR2:
+        got_usr2 = 1;
+        break;
+    case SIGWINCH:
+        got_winch = 1;
         break;
     default:
         break;
@@ -181,6 +200,8 @@ child_setup(void)
     notify_close(&M.notify); /* the service manager hears from the master only */
     for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
         signal(handled_signals[i], SIG_DFL);
+    for (size_t i = 0; i < sizeof(ignored_in_workers) / sizeof(ignored_in_workers[0]); i++)
+        signal(ignored_in_workers[i], SIG_IGN);
     signal(SIGPIPE, SIG_IGN); /* a client that hangs up must not kill the worker */
     if (M.have_old_ls)
         listen_close(&M.old_ls);
@@ -221,7 +242,7 @@ spawn(int index)
     int64_t now = scoreboard_now_ms();
     sigset_t all, old;
     int slot;
-    pid_t pid;
+    pid_t pid, master_pid = getpid();
 
     if (!p || (slot = scoreboard_claim(M.sb, index, M.generation, now)) < 0) {
         log_error("cannot start worker %d: no free slot (%d processes alive)", index, live_procs());
@@ -240,6 +261,7 @@ spawn(int index)
             .slot = slot,
             .index = index,
             .generation = M.generation,
+            .master_pid = master_pid,
         };
         child_setup();
         worker_main(&a);
@@ -490,7 +512,8 @@ log_db_sizing(int workers)
     int listen = M.cfg.cache && M.cfg.cache_sync; /* cache_sync.c's connection */
     int total = workers * (M.cfg.pool + listen);
 
-    log_notice("PostgreSQL connections: %d worker(s) x (pool %d%s) = %d (more during a reload)",
+    log_notice("PostgreSQL connections: %d worker(s) x (pool %d%s) = %d (and the new "
+               "generation's as well during a reload, never more)",
                workers, M.cfg.pool, listen ? " + 1 cache listener" : "", total);
     if (total > PG_DEFAULT_USABLE_CONNECTIONS * 3 / 4)
         log_warning("%d connections is near or past PostgreSQL's default max_connections "
@@ -699,6 +722,32 @@ chown_log(void)
         log_warning("cannot give %s to user %s: %s", M.cfg.log, M.cfg.user, strerror(errno));
 }
 
+/*
+ * Each generation opens a full pool per worker, so reloads that overlap
+ * multiply the database connections (40 HUPs 0.2 s apart took 2 workers
+ * to 199 of PostgreSQL's 200).  A HUP that comes while the last reload is
+ * under way (its workers not all ready yet) or while the generation it
+ * replaced still drains waits for that; the HUPs that wait together are one
+ * reload, of the configuration as it is then.  So at most two generations
+ * hold connections at once: the one serving and the one starting, or the
+ * one draining and the one that took its place.  A reload whose workers
+ * cannot start (exit status 2) or are not all ready after RELOAD_WAIT_MS
+ * does not hold the next one back, which is how a broken configuration is
+ * mended; reload() then retires its unfinished generation.
+ */
+static const char *
+reload_busy(int64_t now)
+{
+    if (M.reloading && !M.fatal && now - M.reload_started_ms <= RELOAD_WAIT_MS)
+        return "the last reload's workers are still starting";
+    for (int i = 0; i < MAX_PROCS; i++) {
+        const struct worker_proc *p = &M.procs[i];
+        if (p->pid && p->stopping && p->generation < M.generation)
+            return "the generation it replaced is still draining";
+    }
+    return NULL;
+}
+
 static void
 reload(void)
 {
@@ -750,6 +799,14 @@ reload(void)
     M.cfg = nc;
     chown_log();
 
+    if (M.reloading) {
+        /* The last reload never finished (see reload_busy): its workers make way. */
+        for (int i = 0; i < MAX_PROCS; i++) {
+            struct worker_proc *p = &M.procs[i];
+            if (p->pid && !p->stopping && p->generation == M.generation)
+                stop_proc(p, SIGTERM, (int64_t)M.cfg.graceful_timeout * 1000);
+        }
+    }
     M.fatal = 0;
     M.backoff_ms = 0;
     M.backoff_until_ms = 0;
@@ -844,9 +901,15 @@ cycle(void)
         begin_stop(STOP_GRACEFUL);
     }
     if (got_hup) {
+        const char *busy = reload_busy(scoreboard_now_ms());
         got_hup = 0;
-        if (!M.stopping)
-            reload();
+        if (!M.stopping && busy && !M.reload_pending)
+            log_notice("reload deferred: %s; it follows then", busy);
+        M.reload_pending = !M.stopping;
+    }
+    if (M.reload_pending && !M.stopping && !reload_busy(scoreboard_now_ms())) {
+        M.reload_pending = 0;
+        reload();
     }
     while (M.ttin_done != ttin_seen) {
         M.ttin_done++;
@@ -861,6 +924,16 @@ cycle(void)
     if (got_usr1) {
         got_usr1 = 0;
         reopen_logs();
+    }
+    if (got_usr2) {
+        got_usr2 = 0;
+        log_warning("SIGUSR2 ignored: conduitd has no binary upgrade; restart it, or reload "
+                    "(SIGHUP) to apply a new configuration");
+    }
+    if (got_winch) {
+        got_winch = 0;
+        log_info("SIGWINCH ignored: conduitd's workers stop with the master (SIGTERM), never "
+                 "without it");
     }
     tick();
 }

@@ -856,3 +856,12 @@ SELECT pg_current_wal_insert_lsn() AS lsn;
 -- 1 in_recovery bool.  The probe of every read-pool connection: what its
 -- server has replayed (a server not in recovery is a primary: current).
 SELECT pg_last_wal_replay_lsn() AS lsn, pg_is_in_recovery() AS in_recovery;
+
+-- name: cache_announce
+-- $1 payload text: "<microseconds since 1970> !nonotify <instance>".
+-- -> 0 sent int8, always 1 (pg_notify's void is no type the contract
+-- names).  Sent every few seconds by a worker whose writes send no cache
+-- notifications (cache or cache_sync off), on the channel the cached
+-- instances listen to: one that hears it shares the database with a
+-- writer it cannot see, and says so (worker/cache_peers.c).
+SELECT count(*) AS sent FROM (SELECT pg_notify('conduit_cache', $1::text)) AS n;

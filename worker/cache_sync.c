@@ -20,6 +20,7 @@
 
 #include "common/log.h"
 #include "worker/cache.h"
+#include "worker/cache_peers.h"
 #include "worker/pgconn.h"
 #include "sql/direct.h"
 
@@ -49,6 +50,7 @@ struct cache_sync {
     int ping_outstanding;
     int64_t triggers; /* from the start query; -1 until read */
     int outage_logged;
+    struct cache_peers *peers; /* hears the announcements: cache_sync_hear_peers() */
 
     uint64_t count;
     int64_t samples[CACHE_SYNC_SAMPLES];
@@ -147,6 +149,8 @@ on_notification(struct cache_sync *s, const char *payload)
         cache_clear(s->cache);
         return;
     }
+    if (s->peers && cache_peers_heard(s->peers, end + 1))
+        return; /* another instance's announcement, not a key */
     record_delay(s, now_us() - at);
     if (strcmp(end + 1, "*") == 0)
         cache_clear(s->cache);
@@ -334,6 +338,12 @@ cache_sync_free(struct cache_sync *s)
         event_free(s->timer);
     pgconn_free(s->pc);
     free(s);
+}
+
+void
+cache_sync_hear_peers(struct cache_sync *s, struct cache_peers *peers)
+{
+    s->peers = peers;
 }
 
 static int

@@ -22,6 +22,7 @@
 struct event_base;
 struct cache;
 struct cache_sync;
+struct cache_peers;
 
 #define CACHE_SYNC_SAMPLES 4096
 
@@ -29,6 +30,12 @@ struct cache_sync;
 struct cache_sync *cache_sync_new(struct event_base *base, const char *conninfo,
                                   const char *appname, struct cache *cache);
 void cache_sync_free(struct cache_sync *s);
+
+/*
+ * Hands the channel's announcements (keys that start with "!") to peers
+ * (worker/cache_peers.h), which must outlive s; none are taken before.
+ */
+void cache_sync_hear_peers(struct cache_sync *s, struct cache_peers *peers);
 
 struct cache_sync_delays {
     uint64_t count;                 /* notifications received */

@@ -34,6 +34,7 @@ struct env {
     struct bcrypt_pool *bcrypt;
     struct cache *cache;       /* NULL with cache = off */
     struct cache_sync *sync;   /* NULL unless cache and cache_sync are on */
+    struct cache_peers *peers; /* instances that write without cache notifications */
     struct cache_fills *fills; /* the cache's statements in flight; NULL with cache = off */
     struct access_log *access; /* NULL with access_log = off */
     struct evbuffer *scratch;

@@ -13,6 +13,7 @@
 
 #include "common/scoreboard.h"
 #include "worker/cache.h"
+#include "worker/cache_peers.h"
 #include "worker/cache_sync.h"
 #include "worker/env.h"
 #include "worker/http.h"
@@ -54,6 +55,8 @@ add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
     const struct worker_slot *s = e->slot;
     struct cache_sync *sync = e->sync;
     struct cache_sync_delays d;
+    char peer[96];
+    int64_t ago_ms;
 
     evbuffer_add_printf(
         b,
@@ -68,6 +71,9 @@ add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
         (unsigned long long)atomic_load_explicit(&s->c.cache_unadmitted, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_waits, memory_order_relaxed));
     add_lookups(b, &s->c);
+    if (cache_peers_mismatch(e->peers, peer, sizeof(peer), &ago_ms))
+        evbuffer_add_printf(b, ",\"mismatch\":{\"writer\":\"%s\",\"ms_ago\":%lld}", peer,
+                            (long long)ago_ms);
     if (sync) {
         cache_sync_delays(sync, &d);
         evbuffer_add_printf(b,

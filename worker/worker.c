@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "worker/bcrypt_pool.h"
 #include "worker/cache.h"
 #include "worker/cache_fill.h"
+#include "worker/cache_peers.h"
 #include "worker/cache_sync.h"
 #include "worker/conn.h"
 #include "worker/db.h"
@@ -66,6 +68,8 @@ struct worker {
     struct event *ready_wait;
     struct event *signals[5];
     int generation;
+    pid_t master_pid;
+    int orphaned; /* the master is gone: logged, draining */
     int ready;
     int at_cap;       /* max_connections reached: accepts paused */
     int tearing_down; /* evhttp_free() runs: connection news are ignored */
@@ -137,9 +141,34 @@ on_http_settled(void *arg)
     exit_if_drained(arg);
 }
 
+static void drain(struct worker *w);
+
+/*
+ * The master is gone when the worker's parent is another process: init, or
+ * a subreaper, adopted it.  The kernel's parent-death signal (SIGTERM, set
+ * in watch_master) says so at once; the heartbeat looks too, in case that
+ * signal was lost (it is reset when credentials change, say).  The worker
+ * then drains as on SIGTERM: it answers what it has read and exits within
+ * graceful_timeout, so no unsupervised worker keeps the port.
+ */
+static int
+master_gone(struct worker *w)
+{
+    if (getppid() == w->master_pid)
+        return 0;
+    if (!w->orphaned) {
+        w->orphaned = 1;
+        log_error("the master (pid %d) is gone: draining and exiting; restart conduitd",
+                  (int)w->master_pid);
+    }
+    drain(w);
+    return 1;
+}
+
 /*
  * The heartbeat comes from a timer in the loop itself, so a loop that is
  * stuck (a busy handler, a blocking call) stops it, and the master notices.
+ * It also looks for the master (master_gone).
  */
 static void
 on_heartbeat(evutil_socket_t fd, short what, void *arg)
@@ -149,6 +178,23 @@ on_heartbeat(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     atomic_store_explicit(&w->env.slot->heartbeat_ms, scoreboard_now_ms(), memory_order_relaxed);
+    master_gone(w);
+}
+
+/*
+ * Asks the kernel for SIGTERM when the master dies.  After the privileges
+ * are dropped (a change of credentials clears the request), and followed by
+ * a look at the parent, for a master that died before the request was made.
+ */
+static void
+watch_master(struct worker *w)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+        log_warning("cannot ask for a signal at the master's death (%s): the heartbeat "
+                    "watches it instead",
+                    strerror(errno));
+    if (getppid() != w->master_pid)
+        kill(getpid(), SIGTERM); /* blocked until the loop handles it: see setup_signals */
 }
 
 static void
@@ -412,7 +458,8 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     (void)what;
     switch (sig) {
     case SIGTERM:
-        drain(w);
+        if (!master_gone(w))
+            drain(w);
         break;
     case SIGINT:
         /*
@@ -643,6 +690,32 @@ notify_options(const PQconninfoOption *opts)
 }
 
 /*
+ * Instances that share the database must share the cache's notifications
+ * (worker/cache_peers.h): a worker whose writes send none says so on the
+ * cached instances' channel, and a cached worker hears such words from the
+ * others.  The instance is named by its host and its master's pid.
+ */
+static int
+setup_peers(struct worker *w)
+{
+    const struct config *c = w->env.cfg;
+    char host[64], self[96];
+
+    if (gethostname(host, sizeof(host)) < 0)
+        snprintf(host, sizeof(host), "?");
+    host[sizeof(host) - 1] = '\0';
+    snprintf(self, sizeof(self), "%s pid %d", host, (int)w->master_pid);
+    w->env.peers = cache_peers_new(w->env.base, w->env.db, self, !(c->cache && c->cache_sync));
+    if (!w->env.peers) {
+        log_error("out of memory");
+        return -1;
+    }
+    if (w->env.sync)
+        cache_sync_hear_peers(w->env.sync, w->env.peers);
+    return 0;
+}
+
+/*
  * The database pool, the standbys' (db_read), the hashing threads, the
  * access log and the cache.  The connection string is --db / db, else
  * DATABASE_URL, else libpq's own PG* variables and defaults.  The
@@ -720,7 +793,7 @@ setup_services(struct worker *w, struct lastwrite *writes, struct stamps *stamps
             return -1;
         }
     }
-    return 0;
+    return setup_peers(w);
 }
 
 static void
@@ -744,6 +817,7 @@ teardown(struct worker *w)
     cache_free(w->env.cache);
     replica_free(w->env.replica); /* first: its reads may have gone to the primary's pool */
     db_pool_free(w->env.db);
+    cache_peers_free(w->env.peers); /* after the pool, which may still answer its announcement */
     cache_fills_free(w->env.fills); /* after the pools: nothing can end a fill any more */
     w->tearing_down = 1;
     if (w->http)
@@ -787,6 +861,8 @@ worker_main(const struct worker_args *a)
     log_set_role(role);
     proctitle_set("conduitd: worker %d", a->index);
 
+    w->master_pid = a->master_pid;
+    watch_master(w);
     w->env.cfg = a->cfg;
     w->env.index = a->index;
     w->env.slot = &a->sb->slots[a->slot];

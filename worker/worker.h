@@ -7,9 +7,13 @@
  * Signals arrive as libevent events, so their work runs in the loop:
  * TERM drains (stop accepting, finish what is in flight, exit 0), INT and
  * QUIT exit at once, USR1 reopens the log, HUP is the master's business.
+ * A worker whose master died (kill -9, a crash) drains and exits too:
+ * unsupervised, it would serve on with nobody to reload, replace or stop it.
  */
 #ifndef CONDUITD_WORKER_H
 #define CONDUITD_WORKER_H
+
+#include <sys/types.h>
 
 struct config;
 struct listener;
@@ -27,6 +31,7 @@ struct worker_args {
     int slot;
     int index;
     int generation;
+    pid_t master_pid; /* the worker drains and exits once its parent is another */
 };
 
 /* Runs the worker until it is told to stop; never returns. */

@@ -1,6 +1,7 @@
 #!/bin/sh
 # HUP under load: ten reloads, one a second, each starting a new generation
-# of workers (the count alternating 3, 2, 3, ...) while a bounded load of
+# of workers (the count alternating 3, 2, 3, ...; a HUP that comes while
+# the last reload is under way waits for it) while a bounded load of
 # requests that go to PostgreSQL runs, on new and on kept-alive connections.  Pass: 0 failed requests (every one
 # a 200), and the last generation alone serves at the end.  Then a broken
 # config on HUP is logged and the old one kept.
@@ -44,7 +45,17 @@ wait_for 10 workers_are 2
 is "now the last file's 2 workers" "$(worker_count)" 2
 old_gone() { for p in $old; do alive "$p" && return 1; done; return 0; }
 check "the first generation is retired" old_gone
-check "the last reload is generation 11" grep -q 'reload complete: generation 11, 2 worker' "$T/conduitd.log"
+# A HUP that comes while the last reload or its drain is under way waits
+# for it, and the HUPs that wait together are one reload (hup_storm.sh):
+# on a slow machine fewer than 10 begin.  Every one begun must complete,
+# the last with the last file.
+reloads_completed() {
+    _begun=$(grep -c 'reloading the configuration' "$T/conduitd.log")
+    note "$1 HUPs: $_begun reloads begun, $(grep -c 'reload deferred' "$T/conduitd.log") HUP(s) deferred"
+    check "every reload begun completed, the last with the last file's $2 workers (generation $((_begun + 1)))" \
+        grep -q "reload complete: generation $((_begun + 1)), $2 worker" "$T/conduitd.log"
+}
+reloads_completed 10 2
 
 # Strict kept-alive clients (see strict_start in t/lib.sh) across 10 more
 # HUPs, 1.2 s apart: a retiring worker may close a connection only where
@@ -60,7 +71,7 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
     sleep 1.2
 done
 strict_wait strict
-check "the 20 reloads completed" grep -q 'reload complete: generation 21' "$T/conduitd.log"
+reloads_completed 20 2
 
 # A broken file: logged, the running config kept, workers untouched.
 before=$(worker_pids | sort | tr '\n' ' ')
