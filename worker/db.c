@@ -37,15 +37,19 @@
 #define BACKOFF_MAX_MS 1000 /* service must come back soon after PostgreSQL does */
 
 /*
- * The queue under overload (Facebook's adaptive LIFO with CoDel's test for
- * a standing queue): a queue that has not once been empty for STANDING_NS
- * is standing, not a burst.  While it stands, the newest query is served
- * first and a client's query waits at most STANDING_WAIT_NS (queue_timeout
- * if shorter), so that the requests served are served fast and the excess
+ * The queue under overload (Facebook's adaptive LIFO, with a test for a
+ * standing queue in CoDel's spirit): a queue whose oldest query has been
+ * older than STANDING_AGE_NS for STANDING_NS on end is standing, not a
+ * burst.  While it stands, the newest query is served first and a
+ * client's query waits at most STANDING_WAIT_NS (queue_timeout if
+ * shorter), so that the requests served are served fast and the excess
  * gets its 503 at once, instead of everybody waiting about queue_timeout
- * behind a FIFO that never drains (docs/design.md, "Overload").
+ * behind a FIFO that never drains (docs/design.md, "Overload").  The age
+ * of the oldest, not "never empty": more clients than connections keep a
+ * queue from ever emptying while every wait in it is a few milliseconds.
  */
-#define STANDING_NS (200 * 1000000LL)
+#define STANDING_AGE_NS (100 * 1000000LL)
+#define STANDING_NS (500 * 1000000LL)
 #define STANDING_WAIT_NS (250 * 1000000LL)
 
 /* CONN_DOWN: not connected (pgconn.c connects, or waits to try again). */
@@ -99,7 +103,7 @@ struct db_pool {
     int queued;
     int busy, idle;          /* connections in CONN_BUSY, CONN_IDLE */
     struct job *head, *tail; /* waiting for a connection */
-    int64_t nonempty_ns;     /* when the queue last went from empty to not */
+    int64_t old_since_ns;    /* since when its oldest query is past STANDING_AGE_NS; 0: not */
     struct job *failed;      /* to be told DB_UNAVAILABLE from the loop */
     struct event *deliver;
     int outage_logged;
@@ -248,16 +252,37 @@ shed(struct db_pool *p, struct job *j, enum db_status st, int64_t now)
     fail_later(p, j);
 }
 
-/* Has the queue stood (not once empty) for STANDING_NS? */
-static int
-standing(const struct db_pool *p, int64_t now)
+/*
+ * old_since_ns brought up to now.  The oldest query passes the age with no
+ * event to say so: the moment is worked out when asked (a head that was
+ * young when it became the head crossed the age at its own
+ * queued_ns + STANDING_AGE_NS; take() resets it for a young new head).
+ */
+static void
+note_age(struct db_pool *p, int64_t now)
 {
-    return p->head && now - p->nonempty_ns >= STANDING_NS;
+    if (!p->head)
+        p->old_since_ns = 0;
+    else if (!p->old_since_ns && now - p->head->queued_ns > STANDING_AGE_NS)
+        p->old_since_ns = p->head->queued_ns + STANDING_AGE_NS;
+}
+
+/*
+ * Has the queue stood (its oldest query past the age) for STANDING_NS,
+ * with every connection up?  A pool still connecting (a new worker of a reload, a
+ * reconnect) queues for a moment: that is not an overload, and the FIFO
+ * with its deadline absorbs it.
+ */
+static int
+standing(struct db_pool *p, int64_t now)
+{
+    note_age(p, now);
+    return p->old_since_ns && p->ready == p->size && now - p->old_since_ns >= STANDING_NS;
 }
 
 /* How long a client's query may wait now. */
 static int64_t
-wait_limit(const struct db_pool *p, int64_t now)
+wait_limit(struct db_pool *p, int64_t now)
 {
     if (STANDING_WAIT_NS < p->timeout_ns && standing(p, now))
         return STANDING_WAIT_NS;
@@ -266,7 +291,7 @@ wait_limit(const struct db_pool *p, int64_t now)
 
 /* Has this client's query waited as long as it may? */
 static int
-expired(const struct db_pool *p, const struct job *j, int64_t now)
+expired(struct db_pool *p, const struct job *j, int64_t now)
 {
     return j->wanted && now - j->queued_ns >= wait_limit(p, now);
 }
@@ -299,8 +324,9 @@ db_pool_fence(const struct db_pool *p)
 
 /* Unlinks j from the queue. */
 static void
-take(struct db_pool *p, struct job *j)
+take(struct db_pool *p, struct job *j, int64_t now)
 {
+    note_age(p, now);
     if (j->prev)
         j->prev->next = j->next;
     else
@@ -311,6 +337,9 @@ take(struct db_pool *p, struct job *j)
         p->tail = j->prev;
     j->next = j->prev = NULL;
     set_queued(p, -1);
+    /* A new oldest still young: the queue's age starts again from it. */
+    if (!p->head || now - p->head->queued_ns <= STANDING_AGE_NS)
+        p->old_since_ns = 0;
 }
 
 /*
@@ -330,7 +359,8 @@ arm_expire(struct db_pool *p, int64_t now)
         if (!j->wanted)
             continue;
         if (STANDING_WAIT_NS < p->timeout_ns) {
-            int64_t stands = p->nonempty_ns + STANDING_NS;
+            int64_t old = p->old_since_ns ? p->old_since_ns : p->head->queued_ns + STANDING_AGE_NS;
+            int64_t stands = old + STANDING_NS;
             int64_t waited = j->queued_ns + STANDING_WAIT_NS;
             int64_t short_at = stands > waited ? stands : waited;
             if (short_at < at)
@@ -365,7 +395,7 @@ on_expire(evutil_socket_t fd, short what, void *arg)
     while (j && now - j->queued_ns >= limit) {
         struct job *next = j->next;
         if (j->wanted) {
-            take(p, j);
+            take(p, j, now);
             shed(p, j, j->wanted(j->arg) ? DB_TIMED_OUT : DB_ABANDONED, now);
         }
         j = next;
@@ -380,13 +410,13 @@ on_expire(evutil_socket_t fd, short what, void *arg)
 static void
 fail_unservable(struct db_pool *p)
 {
-    int64_t best = db_pool_fence(p);
+    int64_t best = db_pool_fence(p), now = now_ns();
     struct job *j = p->head;
 
     while (j) {
         struct job *next = j->next;
         if (j->need > best) {
-            take(p, j);
+            take(p, j, now);
             fail_later(p, j);
         }
         j = next;
@@ -555,7 +585,7 @@ pool_conn_idle(struct pool_conn *c)
             j = next;
             continue;
         }
-        take(p, j);
+        take(p, j, now);
         if (expired(p, j, now)) {
             shed(p, j, DB_TIMED_OUT, now);
         } else if (j->wanted && !j->wanted(j->arg)) {
@@ -907,7 +937,7 @@ make_room(struct db_pool *p, const struct job *j, int64_t now)
         old = old->next;
     if (!old)
         return 0;
-    take(p, old);
+    take(p, old, now);
     shed(p, old, old->wanted(old->arg) ? DB_TIMED_OUT : DB_ABANDONED, now);
     return 1;
 }
@@ -952,7 +982,7 @@ submit(struct db_pool *p, struct job *j)
         p->tail->next = j;
     } else {
         p->head = j;
-        p->nonempty_ns = j->queued_ns;
+        p->old_since_ns = 0;
     }
     p->tail = j;
     set_queued(p, 1);

@@ -29,8 +29,8 @@
 # fell, and all 100 leavers' writes were stored for 3 answers; logins
 # waited up to 4.6 s behind 76 queued hashes.
 #
-# While the overload lasts the database queue stands (never empty for
-# 200 ms): the newest write is served first and a write waits at most
+# While the overload lasts the database queue stands (its oldest write
+# older than 100 ms for 500 ms): the newest write is served first and a write waits at most
 # 250 ms for the connection, so the writes answered 200 are fast and the
 # excess gets its 503 sooner, instead of everyone waiting about
 # queue_timeout (500 ms here) behind a FIFO: pass when, over the overload,
