@@ -278,6 +278,18 @@ const struct config_key config_keys[] = {
         .argname = "DURATION",
     },
     {
+        .name = "queue_standing_timeout",
+        .type = CONFIG_MS,
+        .offset = OFF(queue_standing_timeout),
+        .min = 0,
+        .max = 3600000,
+        .defval = "250ms",
+        .flags = CONFIG_RELOADABLE,
+        .help = "while a database queue stands (its oldest request waiting over 100 ms for "
+                "500 ms: an overload), newest first and a request waits at most this (0: off)",
+        .argname = "DURATION",
+    },
+    {
         .name = "db_read",
         .type = CONFIG_STRING,
         .offset = OFF(db_read),
@@ -539,6 +551,11 @@ parse_ms(const char *v, long *out)
     n = strtol(v, &end, 10);
     if (errno != 0)
         return -1;
+    /* Nothing lasts no time in any unit: a bare 0 needs none (nginx's rule). */
+    if (n == 0 && *end == '\0') {
+        *out = 0;
+        return 0;
+    }
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(end, units[i].unit) == 0) {
             if (n > LONG_MAX / units[i].ms)

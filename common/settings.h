@@ -51,6 +51,7 @@ struct config {
     int pool_queue;
     int queue_timeout; /* milliseconds: a request waiting longer for a connection or a hash gets 503
                         */
+    int queue_standing_timeout; /* milliseconds: the same, while a database queue stands; 0: off */
 
     char *db_read;       /* standbys for the GET routes (worker/replica.h); NULL: none */
     int db_read_max_lag; /* milliseconds */

@@ -41,7 +41,7 @@
  * standing queue in CoDel's spirit): a queue whose oldest query has been
  * older than STANDING_AGE_NS for STANDING_NS on end is standing, not a
  * burst.  While it stands, the newest query is served first and a
- * client's query waits at most STANDING_WAIT_NS (queue_timeout if
+ * client's query waits at most queue_standing_timeout (queue_timeout if
  * shorter), so that the requests served are served fast and the excess
  * gets its 503 at once, instead of everybody waiting about queue_timeout
  * behind a FIFO that never drains (docs/design.md, "Overload").  The age
@@ -50,7 +50,6 @@
  */
 #define STANDING_AGE_NS (100 * 1000000LL)
 #define STANDING_NS (500 * 1000000LL)
-#define STANDING_WAIT_NS (250 * 1000000LL)
 
 /* CONN_DOWN: not connected (pgconn.c connects, or waits to try again). */
 enum conn_state { CONN_DOWN, CONN_PREPARING, CONN_IDLE, CONN_BUSY };
@@ -99,6 +98,7 @@ struct db_pool {
     int ready;
     int queue_max;
     int64_t timeout_ns;   /* queue_timeout: a client's query waits no longer */
+    int64_t standing_ns;  /* queue_standing_timeout: the same while it stands; 0: off */
     struct event *expire; /* fires when the oldest client's query times out */
     int queued;
     int busy, idle;          /* connections in CONN_BUSY, CONN_IDLE */
@@ -277,15 +277,16 @@ static int
 standing(struct db_pool *p, int64_t now)
 {
     note_age(p, now);
-    return p->old_since_ns && p->ready == p->size && now - p->old_since_ns >= STANDING_NS;
+    return p->standing_ns && p->old_since_ns && p->ready == p->size &&
+           now - p->old_since_ns >= STANDING_NS;
 }
 
 /* How long a client's query may wait now. */
 static int64_t
 wait_limit(struct db_pool *p, int64_t now)
 {
-    if (STANDING_WAIT_NS < p->timeout_ns && standing(p, now))
-        return STANDING_WAIT_NS;
+    if (p->standing_ns < p->timeout_ns && standing(p, now))
+        return p->standing_ns;
     return p->timeout_ns;
 }
 
@@ -358,10 +359,10 @@ arm_expire(struct db_pool *p, int64_t now)
         struct timeval tv;
         if (!j->wanted)
             continue;
-        if (STANDING_WAIT_NS < p->timeout_ns) {
+        if (p->standing_ns && p->standing_ns < p->timeout_ns) {
             int64_t old = p->old_since_ns ? p->old_since_ns : p->head->queued_ns + STANDING_AGE_NS;
             int64_t stands = old + STANDING_NS;
-            int64_t waited = j->queued_ns + STANDING_WAIT_NS;
+            int64_t waited = j->queued_ns + p->standing_ns;
             int64_t short_at = stands > waited ? stands : waited;
             if (short_at < at)
                 at = short_at;
@@ -884,6 +885,12 @@ db_read_pool_new(struct event_base *base, const char *conninfo, int size, int qu
 {
     return pool_new(base, conninfo, NULL, size, queue_max, queue_timeout_ms, NULL, fallback,
                     probe_ms, slot);
+}
+
+void
+db_pool_standing(struct db_pool *p, int wait_ms)
+{
+    p->standing_ns = (int64_t)wait_ms * 1000000;
 }
 
 void

@@ -66,6 +66,15 @@ struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, const
 void db_pool_free(struct db_pool *p);
 
 /*
+ * queue_standing_timeout (0, the default: off): while the queue stands
+ * (its oldest query older than 100 ms for 500 ms, every connection up),
+ * the newest query is served first, a client's query waits at most wait_ms
+ * (queue_timeout if shorter), and a full queue sheds its oldest client's
+ * query to take a new one; those shed get DB_TIMED_OUT.
+ */
+void db_pool_standing(struct db_pool *p, int wait_ms);
+
+/*
  * A read pool (db_read): size connections to standbys (target_session_attrs
  * = standby unless conninfo names another), each probed with the
  * replay_lsn statement on connecting and then every probe_ms while idle.

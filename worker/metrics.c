@@ -309,7 +309,8 @@ write_shed(struct evbuffer *b, const struct scoreboard_counters *t)
     header(b, "conduitd_shed_total", "counter",
            "Requests not served for overload, by the queue they waited in (db: for a database "
            "connection, bcrypt: for a hashing thread) and why: full (the queue was full: 503), "
-           "timeout (waited queue_timeout: 503), standing (waited 250 ms in a database queue "
+           "timeout (waited queue_timeout: 503), standing (waited queue_standing_timeout in a "
+           "database queue "
            "whose oldest query has been older than 100 ms for 500 ms, or pushed out of it, full, "
            "by a newer request: "
            "503), gone (the client hung up while it waited: "

@@ -193,6 +193,8 @@ replica_new(struct event_base *base, const struct config *cfg, struct db_pool *p
     r->started_ns = lastwrite_now_ns();
     r->read = db_read_pool_new(base, cfg->db_read, cfg->pool, cfg->pool_queue, cfg->queue_timeout,
                                REPLICA_SAMPLE_MS, primary, slot);
+    if (r->read)
+        db_pool_standing(r->read, cfg->queue_standing_timeout);
     r->tick = event_new(base, -1, EV_PERSIST, on_tick, r);
     if (!r->read || !r->tick || event_add(r->tick, &tv) < 0) {
         replica_free(r);

@@ -750,6 +750,8 @@ setup_services(struct worker *w, struct lastwrite *writes, struct stamps *stamps
     PQconninfoFree(opts);
     w->env.db = db_pool_new(w->env.base, conninfo, options, c->pool, c->pool_queue,
                             c->queue_timeout, w->env.slot);
+    if (w->env.db)
+        db_pool_standing(w->env.db, c->queue_standing_timeout);
     free(options);
     w->env.bcrypt = bcrypt_pool_new(w->env.base, c->bcrypt_threads, c->bcrypt_cost, c->bcrypt_queue,
                                     c->queue_timeout, w->env.slot);

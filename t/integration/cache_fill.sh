@@ -2,7 +2,8 @@
 # One statement in flight per missed key (worker/cache_fill.h): with the
 # tag list's statement held back by a lock on the tags table, 20
 # concurrent GET /api/tags on one worker (--cache on, pool 4, a
-# queue_timeout longer than the lock) send one
+# queue_timeout longer than the lock, no standing-queue sheds: the
+# queue stands while the lock holds) send one
 # statement, not four (the pool) or twenty; the other 19 wait for it and
 # are answered, all 200 with the same body, once it returns; /healthz
 # counts their waits.  When the tag list changes while that statement
@@ -60,7 +61,7 @@ fire() {
 }
 
 # ------------------------------------------------------------ cache on
-conduitd_start -w 1 --pool 4 --queue-timeout 10s --bcrypt-cost 4 --cache on
+conduitd_start -w 1 --pool 4 --queue-timeout 10s --queue-standing-timeout 0 --bcrypt-cost 4 --cache on
 wait_for 10 sh -c "curl -s '$BASE/healthz' | jq -e .cache.enabled >/dev/null"
 burst on
 is "cache on: one statement for the tag list waited on the lock, for $N requests" "$BLOCKED" 1
@@ -119,7 +120,7 @@ stop_pid "$CONDUITD_PID"
 CONDUITD_PID=
 
 # ------------------------------------------------------------ control: cache off
-conduitd_start -w 1 --pool 4 --queue-timeout 10s --bcrypt-cost 4 --cache off
+conduitd_start -w 1 --pool 4 --queue-timeout 10s --queue-standing-timeout 0 --bcrypt-cost 4 --cache off
 burst off
 is "cache off: the burst takes the whole pool (4 statements on the lock)" "$BLOCKED" 4
 is "all $N answered 200" "$(cat "$T"/off.*.code | sort | uniq -c | awk '{ print $1 " " $2 }')" "$N 200"

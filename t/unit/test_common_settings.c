@@ -229,6 +229,14 @@ START_TEST(test_durations)
     ck_assert_int_eq(cfg.db_read_max_lag, 3600000);
     ck_assert_int_eq(load("db_read = host=a,b port=5433,5434\n"), 0);
     ck_assert_str_eq(cfg.db_read, "host=a,b port=5433,5434");
+    /* A bare 0 needs no unit; any other number does (below). */
+    ck_assert_int_eq(cfg.queue_standing_timeout, 250); /* the default */
+    ck_assert_int_eq(load("queue_standing_timeout = 0\n"), 0);
+    ck_assert_int_eq(cfg.queue_standing_timeout, 0);
+    ck_assert_int_eq(load("queue_standing_timeout = 100ms\n"), 0);
+    ck_assert_int_eq(cfg.queue_standing_timeout, 100);
+    expect_error("queue_standing_timeout = 00x\n", "t.conf:1: ", "is not a duration");
+    expect_error("queue_timeout = 0\n", "t.conf:1: ", "queue_timeout: 0 is out of range");
 }
 END_TEST
 
