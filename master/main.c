@@ -328,12 +328,13 @@ main(int argc, char **argv)
         }
         if (o.action == OPTIONS_TEST) {
             const char *name = o.config_file ? o.config_file : "(built-in defaults)";
-            config_print(&c, stdout);
+            /* The settings only for a configuration that would start: else the reason alone. */
             if (preflight(&c, err, sizeof(err)) != 0) {
                 fprintf(stderr, "conduitd: %s\nconduitd: configuration %s would not start\n", err,
                         name);
                 status = 1;
             } else {
+                config_print(&c, stdout);
                 fprintf(stderr, "conduitd: configuration %s is valid\n", name);
             }
         } else if (o.action == OPTIONS_INIT_DB) {
