@@ -168,7 +168,8 @@ static const struct option longopts[] = {
 static int
 options_bad(char *err, size_t errlen, const char *flag, const char *arg, const char *want)
 {
-    snprintf(err, errlen, "--%s %s: %s", flag, arg ? arg : "", want);
+    /* A check of the flag alone (no value to show) reads "--db: ...", not "--db : ...". */
+    snprintf(err, errlen, "--%s%s%s: %s", flag, arg && *arg ? " " : "", arg ? arg : "", want);
     return -1;
 }
 
@@ -484,19 +485,28 @@ check_mode(struct options *o, char *err, size_t errlen)
             return options_bad(err, errlen, "workers", o->workers_spec,
                                "want a list such as 1,n,2n+1 (numbers, n, Kn, n+B, Kn+B)");
         for (int i = 0; i < o->nworkers; i++)
-            if (o->workers[i] % o->instances)
-                return options_bad(err, errlen, "instances", "",
-                                   "every worker count must divide among the instances");
+            if (o->workers[i] % o->instances) {
+                snprintf(err, errlen,
+                         "--instances %d: every worker count must divide among the instances "
+                         "(%d does not)",
+                         o->instances, o->workers[i]);
+                return -1;
+            }
     }
     if (o->mode == MODE_EXPERIMENT && experiment_defaults(o, err, errlen) < 0)
         return -1;
     if (o->cache_spec && o->mode != MODE_COMPARE && o->mode != MODE_EXPERIMENT)
         return options_bad(err, errlen, "cache", o->cache_spec,
                            "only compare and experiment start servers");
-    if (o->cores && o->cores > sysconf(_SC_NPROCESSORS_ONLN))
-        return options_bad(err, errlen, "cores", "", "more than this machine has");
-    if (o->mode == MODE_SEARCH && o->b.max_users && o->b.max_users < o->min_users)
-        return options_bad(err, errlen, "max-users", "", "below --min-users");
+    if (o->cores && o->cores > sysconf(_SC_NPROCESSORS_ONLN)) {
+        snprintf(err, errlen, "--cores %d: this machine has %ld", o->cores,
+                 sysconf(_SC_NPROCESSORS_ONLN));
+        return -1;
+    }
+    if (o->mode == MODE_SEARCH && o->b.max_users && o->b.max_users < o->min_users) {
+        snprintf(err, errlen, "--max-users %d: below --min-users %d", o->b.max_users, o->min_users);
+        return -1;
+    }
     if (!o->b.max_users)
         o->b.max_users = o->mode == MODE_RUN    ? o->users
                          : o->mode == MODE_RATE ? o->connections

@@ -24,7 +24,8 @@ static struct {
     int level;
     char path[PATH_MAX];
     char role[32];
-} logger = {TARGET_STDERR, STDERR_FILENO, LOG_LEVEL_INFO, "", "conduitd"};
+    pid_t echo_pid; /* the process that echoes to stderr, or 0 */
+} logger = {TARGET_STDERR, STDERR_FILENO, LOG_LEVEL_INFO, "", "conduitd", 0};
 
 static const char *const level_names[] = {"debug", "info", "notice", "warning", "error"};
 static const int syslog_prio[] = {LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING, LOG_ERR};
@@ -100,6 +101,29 @@ log_set_role(const char *role)
     snprintf(logger.role, sizeof(logger.role), "%s", role);
 }
 
+void
+log_echo_stderr(int on)
+{
+    logger.echo_pid = on ? getpid() : 0;
+}
+
+/* A message (without the stamp) on stderr too, while the echo is on. */
+static void
+echo(int level, const char *msg)
+{
+    if (level < LOG_LEVEL_WARNING || logger.kind == TARGET_STDERR || logger.echo_pid == 0 ||
+        logger.echo_pid != getpid())
+        return;
+    char line[2048];
+    int n = snprintf(line, sizeof(line), "conduitd: %s\n", msg);
+    if (n < 0)
+        return;
+    if (n >= (int)sizeof(line))
+        n = (int)sizeof(line) - 1;
+    ssize_t w = write(STDERR_FILENO, line, (size_t)n);
+    (void)w;
+}
+
 int
 log_fd(void)
 {
@@ -119,6 +143,7 @@ log_vmsg(int level, const char *fmt, va_list ap)
         n = (size_t)snprintf(line, sizeof(line), "%s: ", logger.role);
         vsnprintf(line + n, sizeof(line) - n, fmt, ap);
         syslog(syslog_prio[level], "%s", line);
+        echo(level, line + n);
         errno = saved_errno;
         return;
     }
@@ -130,12 +155,15 @@ log_vmsg(int level, const char *fmt, va_list ap)
     n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
     n += (size_t)snprintf(line + n, sizeof(line) - n, ".%03ldZ [%ld] %s %s: ", ts.tv_nsec / 1000000,
                           (long)getpid(), logger.role, level_names[level]);
+    size_t start = n;
     int m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
     if (m < 0)
         m = 0;
     n += (size_t)m;
     if (n > sizeof(line) - 2)
         n = sizeof(line) - 2; /* truncated: still one whole line */
+    line[n] = '\0';
+    echo(level, line + start);
     line[n++] = '\n';
     /* One write(2) per line: O_APPEND makes it atomic between processes. */
     ssize_t w = write(logger.fd, line, n);

@@ -31,6 +31,15 @@ void log_close(void);
 /* The role shown on every line: "master", "worker 3". */
 void log_set_role(const char *role);
 
+/*
+ * While on, warnings and errors also go to stderr, as "conduitd: message",
+ * when the target is a file or syslog: a start refused with --log FILE says
+ * why where it was typed, as nginx does until it detaches.  Only the process
+ * that turned it on echoes (a worker forked from it has its own stderr
+ * story), so a process that forks to detach turns it on again in the child.
+ */
+void log_echo_stderr(int on);
+
 /* The file descriptor lines go to, or -1 for syslog (for closing stdio). */
 int log_fd(void);
 

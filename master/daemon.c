@@ -5,6 +5,8 @@
 
 #include "master/daemon.h"
 
+#include "common/log.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -63,6 +65,8 @@ daemon_detach(void)
 void
 daemon_ready(int ok)
 {
+    /* The verdict is given: from here on errors are the log's alone. */
+    log_echo_stderr(0);
     if (ready_fd < 0)
         return;
     char verdict = ok ? '1' : '0';

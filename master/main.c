@@ -259,6 +259,8 @@ run(const struct options *o, struct config *c)
         fprintf(stderr, "conduitd: cannot open the log %s: %s\n", c->log, strerror(errno));
         return 1;
     }
+    /* Until the workers are ready, what refuses the start is said here too. */
+    log_echo_stderr(1);
     /*
      * master_init takes the config, so the pidfile's path is copied first:
      * onto the stack, not the heap, since the processes that fork from
@@ -281,6 +283,8 @@ run(const struct options *o, struct config *c)
         status = 1;
         goto out;
     }
+    if (daemonize)
+        log_echo_stderr(1); /* the daemon is a new process: echo from it */
     if (pid_file[0] && daemon_write_pidfile(pid_file, err, sizeof(err)) < 0) {
         log_error("%s", err);
         daemon_ready(0);
@@ -324,12 +328,13 @@ main(int argc, char **argv)
         }
         if (o.action == OPTIONS_TEST) {
             const char *name = o.config_file ? o.config_file : "(built-in defaults)";
-            config_print(&c, stdout);
+            /* The settings only for a configuration that would start: else the reason alone. */
             if (preflight(&c, err, sizeof(err)) != 0) {
                 fprintf(stderr, "conduitd: %s\nconduitd: configuration %s would not start\n", err,
                         name);
                 status = 1;
             } else {
+                config_print(&c, stdout);
                 fprintf(stderr, "conduitd: configuration %s is valid\n", name);
             }
         } else if (o.action == OPTIONS_INIT_DB) {

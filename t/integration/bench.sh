@@ -46,6 +46,13 @@ check "saying so" grep -q 'cannot ask 127.0.0.1:1 whether it holds the dataset' 
 "$BENCH" compare $P --workers 1,zz --db "$DB" >"$T/out" 2>&1
 is "a bad worker list exits 2" "$?" 2
 check "naming the flag" grep -q -- '--workers 1,zz' "$T/out"
+many=$(($(getconf _NPROCESSORS_ONLN) + 1))
+"$BENCH" compare $P --workers 1 --db "$DB" --cores "$many" >"$T/out" 2>&1
+is "more cores than the machine has exits 2" "$?" 2
+check "naming the value and the machine's count" \
+    grep -q -- "--cores $many: this machine has $(getconf _NPROCESSORS_ONLN)\$" "$T/out"
+"$BENCH" compare $P --workers 1 >"$T/out" 2>&1
+check "a flag missing is named without a dangling space" grep -q -- '--db: needs' "$T/out"
 
 # ---------------------------------------------------------------- search
 # Short think times so a few seconds hold thousands of requests; the

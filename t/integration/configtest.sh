@@ -1,5 +1,6 @@
 #!/bin/sh
-# -t prints the resolved settings and exits 0, or exits 1 naming the line.
+# -t prints the resolved settings and exits 0, or exits 1 naming the line
+# (and then prints no setting: before, it listed them all above the reason).
 # A config file holding the JWT secret is refused when other users can read
 # it; workers do not run as root unless told (--user or --allow-root).
 . "$top_srcdir/t/lib.sh"
@@ -67,7 +68,7 @@ is "-h lists the flags" "$?" 0
 # checks would serve, so it is only run where it must fail).
 verdicts() { # what, then the flags; -t exits 1 where the start exits non-zero
     _what=$1; shift
-    "$CONDUITD" -t "$@" >/dev/null 2>"$T/t.err"; _t=$?
+    "$CONDUITD" -t "$@" >"$T/t.out" 2>"$T/t.err"; _t=$?
     "$CONDUITD" -b 127.0.0.1:0 "$@" >/dev/null 2>"$T/start.err" & _p=$!
     wait_for 10 sh -c "! kill -0 $_p 2>/dev/null" || kill "$_p"
     wait "$_p"; _s=$?
@@ -76,6 +77,7 @@ verdicts() { # what, then the flags; -t exits 1 where the start exits non-zero
     check "$_what: both give the same reason" \
         [ "$(sed -n 1p "$T/t.err")" = "$(sed -n 1p "$T/start.err")" ]
     check "$_what: and no worker was started" sh -c "! grep -q 'worker.*started' '$T/start.err'"
+    check "$_what: -t printed the reason, not every setting" [ ! -s "$T/t.out" ]
 }
 verdicts "an unparsable connection string" --dev $ROOT --db "host=x =broken"
 verdicts "an unparsable --db-read" --dev $ROOT --db-read "host=x =broken"

@@ -1,6 +1,8 @@
 #!/bin/sh
 # -d detaches, writes the pidfile; -s reopen/reload/stop signal it through
-# the pidfile; stop removes the pidfile.  A second start refuses the live pidfile.
+# the pidfile; stop removes the pidfile.  A second start refuses the live
+# pidfile, and a start on a taken port fails; both say why on stderr, not
+# only in the --log file (before, they exited 1 with nothing on stderr).
 . "$top_srcdir/t/lib.sh"
 
 root=; [ "$(id -u)" = 0 ] && root=--allow-root
@@ -26,6 +28,20 @@ check "workers were ready before -d returned" grep -q 'worker(s) ready' "$T/cond
 "$CONDUITD" -d "$@" </dev/null >"$T/out2" 2>&1
 check "a second daemon with the same pidfile refuses" [ $? -ne 0 ]
 is "and leaves the pidfile alone" "$(cat "$pidf")" "$pid"
+check "and says why on stderr, though it logs to a file" \
+    grep -q "already running with pid $pid" "$T/out2"
+note "    stderr: $(short "$(cat "$T/out2")")"
+
+# The same port, another pidfile: the bind fails before the detach.
+"$CONDUITD" -d -b "127.0.0.1:$PORT" --dev $root -w 1 --pid "$T/other.pid" \
+    --log "$T/other.log" </dev/null >"$T/out3" 2>&1
+check "a daemon on a taken port fails" [ $? -ne 0 ]
+check "and says why on stderr" grep -q "in use" "$T/out3"
+note "    stderr: $(short "$(cat "$T/out3")")"
+"$CONDUITD" -b "127.0.0.1:$PORT" --dev $root -w 1 --log "$T/other.log" </dev/null >"$T/out4" 2>&1
+check "so does one in the foreground" grep -q "in use" "$T/out4"
+check "which logged the lines of a good start only in the file" \
+    sh -c "! grep -q 'listening\|notice\|info' '$T/out4'"
 
 mv "$T/conduitd.log" "$T/conduitd.log.1"
 "$CONDUITD" -s reopen --pid "$pidf"
