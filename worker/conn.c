@@ -59,6 +59,7 @@ struct conn {
     int was_cut;         /* shut down here: nothing more will be read */
     int retired;         /* closed here by a drain: lingers even with nothing unread */
     struct reqhead head; /* RECEIVING: the request header's size so far */
+    int fault_seen;      /* head is REQHEAD_BAD: reject_framing is due */
     void (*hangup)(void *);
     void *hangup_arg;
 };
@@ -77,12 +78,13 @@ static struct {
     time_t last_full_log;
     struct timeval header_timeout;
     struct timeval send_timeout;
-    size_t max_header;              /* 0: evhttp alone enforces it */
-    struct evbuffer *header_reject; /* the raw reply to a header over it */
-    int64_t idle_us;                /* evhttp's idle timeout, 0 for none */
-    uint64_t jitter_rng;            /* xorshift64 state */
-    struct event *attach;           /* runs right after evhttp has set a connection up */
-    int pending;                    /* records created and not attached yet */
+    size_t max_header;                             /* 0: evhttp alone enforces it */
+    struct evbuffer *header_reject;                /* the raw reply to a header over it */
+    struct evbuffer *fault_reply[REQHEAD_NFAULTS]; /* to a request reqhead refuses */
+    int64_t idle_us;                               /* evhttp's idle timeout, 0 for none */
+    uint64_t jitter_rng;                           /* xorshift64 state */
+    struct event *attach; /* runs right after evhttp has set a connection up */
+    int pending;          /* records created and not attached yet */
     void (*notify)(enum conn_news news, void *arg);
     void *arg;
 } C;
@@ -123,6 +125,7 @@ static void linger_end(struct conn *c);
 static void drain_close(struct conn *c);
 static void give_grace(struct conn *c);
 static void reject_header(struct conn *c);
+static void reject_framing(struct conn *c);
 
 static void
 on_deadline(evutil_socket_t fd, short what, void *arg)
@@ -137,6 +140,10 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
     }
     if (c->phase == RECEIVING && c->head.state == REQHEAD_TOO_LARGE) {
         reject_header(c);
+        return;
+    }
+    if (c->phase == RECEIVING && c->head.state == REQHEAD_BAD) {
+        reject_framing(c);
         return;
     }
     if (c->phase == FRESH && C.draining) {
@@ -189,18 +196,23 @@ set_timeouts(struct conn *c)
 }
 
 /*
- * Counts the bytes of buf from `from` on into the request header's size.
- * Over max_header_size, evhttp must read no more of it (its own limit is a
- * backstop above ours) and the answer comes from the loop, at once: as a
- * JSON 400 through http_dispatch if evhttp completes the request from what
- * it has already read, else from reject_header.
+ * Reads the bytes of buf from `from` on into the request's header (see
+ * reqhead.h), before evhttp reads any of them: this runs as they are added
+ * to the buffer, and evhttp parses it after.  Over max_header_size, evhttp
+ * must read no more of it (its own limit is a backstop above ours) and the
+ * answer comes from the loop, at once: as a JSON 400 through http_dispatch
+ * if evhttp completes the request from what it has already read, else
+ * from reject_header.  A request whose framing is refused is taken out of
+ * the buffer whole, this read and every later one, so evhttp never reads
+ * the rest of it nor anything after it (what a proxy in front may take
+ * for another request); reject_framing answers from the loop.
  */
 static void
 count_header(struct conn *c, struct evbuffer *buf, size_t from)
 {
     static const struct timeval now = {0, 0};
 
-    while (C.max_header && c->head.state == REQHEAD_MORE && from < evbuffer_get_length(buf)) {
+    while (c->head.state == REQHEAD_MORE && from < evbuffer_get_length(buf)) {
         struct evbuffer_iovec v[4];
         struct evbuffer_ptr pos;
         int n;
@@ -216,6 +228,13 @@ count_header(struct conn *c, struct evbuffer *buf, size_t from)
     if (c->head.state == REQHEAD_TOO_LARGE) {
         bufferevent_disable(c->bev, EV_READ);
         evtimer_add(c->deadline, &now);
+    } else if (c->head.state == REQHEAD_BAD) {
+        evbuffer_drain(buf, evbuffer_get_length(buf));
+        if (!c->fault_seen) {
+            c->fault_seen = 1;
+            bufferevent_disable(c->bev, EV_READ);
+            evtimer_add(c->deadline, &now);
+        }
     }
 }
 
@@ -226,6 +245,7 @@ begin_request(struct conn *c)
     evtimer_add(c->deadline, &C.header_timeout);
     set_phase(c, RECEIVING);
     reqhead_reset(&c->head);
+    c->fault_seen = 0;
 }
 
 /* Bytes arrived: the first of a request starts (or keeps) its deadline. */
@@ -592,6 +612,33 @@ reject_header(struct conn *c)
     evhttp_connection_free(c->evcon); /* on_closed runs: c lingers */
 }
 
+/*
+ * A request reqhead refused: the client gets its error (400, or 501 or
+ * 505), written straight to the socket as reject_header does, and a
+ * lingering close.  Should evhttp have a reply of its own under way (a
+ * "100 Continue", or its 400 for a request line it could not parse, after
+ * which it closes), that goes first, and this looks again shortly.
+ */
+static void
+reject_framing(struct conn *c)
+{
+    static const struct timeval soon = {0, 50000};
+    struct evbuffer *reply = C.fault_reply[c->head.fault];
+
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0) {
+        evtimer_add(c->deadline, &soon);
+        return;
+    }
+    log_debug("connection %d: %s: %d", c->fd, reqhead_fault_str(c->head.fault),
+              reqhead_fault_status(c->head.fault));
+    if (reply && send(c->fd, evbuffer_pullup(reply, -1), evbuffer_get_length(reply),
+                      MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+        log_debug("connection %d: cannot send the %d: %s", c->fd,
+                  reqhead_fault_status(c->head.fault), strerror(errno));
+    c->retired = 1;
+    evhttp_connection_free(c->evcon); /* on_closed runs: c lingers */
+}
+
 void
 conn_request_begin(struct conn *c, void (*hangup)(void *), void *arg)
 {
@@ -667,6 +714,19 @@ conn_set_max_header(size_t max, struct evbuffer *reply)
         evbuffer_free(C.header_reject);
     C.max_header = reply ? max : 0;
     C.header_reject = reply;
+}
+
+void
+conn_set_fault_reply(enum reqhead_fault f, struct evbuffer *reply)
+{
+    if ((unsigned)f >= REQHEAD_NFAULTS) {
+        if (reply)
+            evbuffer_free(reply);
+        return;
+    }
+    if (C.fault_reply[f])
+        evbuffer_free(C.fault_reply[f]);
+    C.fault_reply[f] = reply;
 }
 
 int
@@ -745,6 +805,9 @@ conn_shutdown(void)
         event_free(C.attach);
     if (C.header_reject)
         evbuffer_free(C.header_reject);
+    for (int f = 0; f < REQHEAD_NFAULTS; f++)
+        if (C.fault_reply[f])
+            evbuffer_free(C.fault_reply[f]);
     free(C.byfd);
     memset(&C, 0, sizeof(C));
 }

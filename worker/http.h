@@ -51,11 +51,11 @@ struct http_ctx {
     struct router_match match;
     struct evkeyvalq query; /* parsed on first http_query() */
     int query_parsed;
-    uint64_t cache_epoch;   /* cache_epoch() when its filling query was sent */
-    int cache_fill;         /* its answer will be cached: read it on the primary */
+    uint64_t cache_epoch;    /* cache_epoch() when its filling query was sent */
+    int cache_fill;          /* its answer will be cached: read it on the primary */
     struct cache_fill *fill; /* the key its statement fills for other requests (cache_fill.h) */
-    const char *cors_allow; /* Access-Control-Allow-Origin for the answer, or NULL */
-    void *state;            /* the handler's own, freed with state_free */
+    const char *cors_allow;  /* Access-Control-Allow-Origin for the answer, or NULL */
+    void *state;             /* the handler's own, freed with state_free */
     void (*state_free)(void *);
 };
 
@@ -119,6 +119,11 @@ void http_unavailable(struct http_ctx *c, const char *msg);
  * conn_set_max_header; NULL when out of memory.
  */
 struct evbuffer *http_header_too_large_reply(void);
+/*
+ * The same raw response for any status and message, written by conduitd
+ * on a connection evhttp has no request on ("Connection: close").
+ */
+struct evbuffer *http_raw_error_reply(int status, const char *msg);
 
 /* The i-th path parameter of the route, decoded; len may be NULL. */
 const char *http_param(const struct http_ctx *c, int i, size_t *len);
