@@ -60,6 +60,7 @@ struct conn {
     int retired;         /* closed here by a drain: lingers even with nothing unread */
     struct reqhead head; /* RECEIVING: the request header's size so far */
     int fault_seen;      /* head is REQHEAD_BAD: reject_framing is due */
+    int from_accept;     /* FRESH: the header deadline runs from the accept */
     void (*hangup)(void *);
     void *hangup_arg;
 };
@@ -158,12 +159,31 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * evhttp gives every connection the same idle timeout, so connections
- * opened in one burst (clients reconnecting after a restart, a load test's
- * ramp) would all time out in the same loop pass: closing 10,000 sockets
- * at once held a worker's loop for about a second.  Each connection's
- * timeout is stretched by a random part of up to an eighth, which spreads
- * those closes over that eighth (7.5 s for the default 60 s).
+ * us stretched by a random part of up to an eighth.  Connections opened in
+ * one burst (clients reconnecting after a restart, a load test's ramp)
+ * would otherwise all time out in the same loop pass: closing 10,000
+ * sockets at once held a worker's loop for about a second.  Stretched,
+ * those closes are spread over that eighth (7.5 s for the default 60 s).
+ */
+static struct timeval
+stretch(int64_t us)
+{
+    uint64_t x = C.jitter_rng;
+    struct timeval tv;
+
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    C.jitter_rng = x;
+    us += (int64_t)(x % (uint64_t)(us / 8 + 1));
+    tv.tv_sec = (time_t)(us / 1000000);
+    tv.tv_usec = (suseconds_t)(us % 1000000);
+    return tv;
+}
+
+/*
+ * evhttp gives every connection the same idle timeout, stretched here
+ * (see stretch).
  *
  * evhttp 2.1 uses that one timeout for reads and writes alike; the write
  * side is send_timeout instead.  The bufferevent's write timeout is what
@@ -176,21 +196,13 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
 static void
 set_timeouts(struct conn *c)
 {
-    uint64_t x = C.jitter_rng;
     struct timeval tv;
-    int64_t us;
 
     if (C.idle_us <= 0) {
         bufferevent_set_timeouts(c->bev, NULL, &C.send_timeout);
         return;
     }
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    C.jitter_rng = x;
-    us = C.idle_us + (int64_t)(x % (uint64_t)(C.idle_us / 8 + 1));
-    tv.tv_sec = (time_t)(us / 1000000);
-    tv.tv_usec = (suseconds_t)(us % 1000000);
+    tv = stretch(C.idle_us);
     evhttp_connection_set_timeout_tv(c->evcon, &tv);
     bufferevent_set_timeouts(c->bev, &tv, &C.send_timeout);
 }
@@ -238,11 +250,17 @@ count_header(struct conn *c, struct evbuffer *buf, size_t from)
     }
 }
 
-/* A request has begun on c: its header deadline runs, its header is counted. */
+/*
+ * A request has begun on c: its header deadline runs, its header is
+ * counted.  The first request of a connection has had its deadline
+ * running since the accept (see attach_pending), and keeps it.
+ */
 static void
 begin_request(struct conn *c)
 {
-    evtimer_add(c->deadline, &C.header_timeout);
+    if (!c->from_accept || !evtimer_pending(c->deadline, NULL))
+        evtimer_add(c->deadline, &C.header_timeout);
+    c->from_accept = 0;
     set_phase(c, RECEIVING);
     reqhead_reset(&c->head);
     c->fault_seen = 0;
@@ -487,9 +505,22 @@ attach_pending(evutil_socket_t fd, short what, void *arg)
             C.byfd[c->fd] = c;
         evhttp_connection_set_closecb(c->evcon, on_closed, c);
         set_timeouts(c);
-        /* Accepted while a drain closes its listeners: served like an idle one. */
-        if (C.draining)
+        /*
+         * The header deadline starts now, as nginx's client_header_timeout
+         * does: a client that connects and sends nothing is closed then,
+         * not at the idle timeout, which is for kept-alive connections
+         * between requests.  Stretched as the idle timeout is (a burst of
+         * connections that never send is closed over an eighth of it).
+         * Accepted while a drain closes its listeners: served like an
+         * idle one.
+         */
+        if (C.draining) {
             give_grace(c);
+        } else {
+            struct timeval tv = stretch((int64_t)C.header_timeout.tv_sec * 1000000);
+            c->from_accept = 1;
+            evtimer_add(c->deadline, &tv);
+        }
         c->input_cb = evbuffer_add_cb(bufferevent_get_input(c->bev), on_input, c);
         bufferevent_decref(c->bev); /* evhttp's own reference keeps it */
     }
@@ -517,7 +548,7 @@ conn_bevcb(struct event_base *base, void *arg)
     bufferevent_incref(c->bev);
     c->fd = -1;
     c->phase = IDLE;
-    /* Until its first byte it is idle: evhttp's idle timeout closes it. */
+    /* Until its first byte it is fresh: the header deadline closes it (see attach_pending). */
     set_phase(c, FRESH);
     c->next = C.all;
     if (C.all)
@@ -561,6 +592,7 @@ give_grace(struct conn *c)
     struct timeval grace = {DRAIN_GRACE_MS / 1000, (DRAIN_GRACE_MS % 1000) * 1000};
 
     set_phase(c, FRESH);
+    c->from_accept = 0;
     evtimer_add(c->deadline, &grace);
 }
 
