@@ -57,20 +57,22 @@ ms=$(( (t1 - t0) / 1000000 ))
 note "TERM to exit: $ms ms"
 check "exit after the request, within the graceful timeout" [ "$ms" -ge 2000 -a "$ms" -lt 10000 ]
 
-# Under load: 8 clients, each request 1 s, a new connection each.  Every
+# Under load: 8 clients, each request 1.5 s, a new connection each.  Every
 # request begun before TERM completes with 200; once the master and the
 # workers have closed their listening sockets (seen from here: the moment
 # a connect is refused, not a fixed 300 ms after TERM), every new
 # connection is refused at once (failed in under 300 ms, before a request
 # could have been answered); the master exits when the last request is
-# done.  TERM comes as soon as the first 8 are answered: each client's next
-# is then in flight for a second, which a busy machine's slower shell
-# does not outlast (with 300 ms requests and a pause, only 1 of 8 was
-# still in flight at TERM beside two CPU hogs).
+# done.  TERM comes 0.4 s after the first 8 are answered: each client has
+# begun its next by then and has it in flight for a second more, which a
+# busy machine's slower shell does not outlast (with 300 ms requests and
+# 0.15 s, only 1 of 8 was still in flight at TERM beside two CPU hogs;
+# with no pause, under the sanitizers, 6 of 8 had not begun).
 conduitd_start -w 2 --graceful-timeout 10
-load_start term -c 8 -r 200 -d 5 -u '/debug/sleep?ms=1000' -t 5000 -o "$T/term.csv"
+load_start term -c 8 -r 200 -d 5 -u '/debug/sleep?ms=1500' -t 5000 -o "$T/term.csv"
 # Once 8 requests are done, each client has its next one in flight.
 wait_for 10 lines_at_least "$T/term.csv" 8
+sleep 0.4
 t_term=$(ms_now)
 kill -TERM "$CONDUITD_PID"
 wait_for 5 refused || fail "new connections were still accepted 5 s after TERM"
