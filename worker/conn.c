@@ -123,6 +123,7 @@ cut(struct conn *c)
 }
 
 static void linger_end(struct conn *c);
+static int has_unread(struct conn *c);
 static void drain_close(struct conn *c);
 static void give_grace(struct conn *c);
 static void reject_header(struct conn *c);
@@ -149,6 +150,18 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
     }
     if (c->phase == FRESH && C.draining) {
         drain_close(c);
+        return;
+    }
+    if (c->phase == FRESH && c->evcon && !has_unread(c)) {
+        /*
+         * Not a byte since the accept: closed at once, through evhttp (this
+         * runs from a timer, in no callback of its), as its idle timeout
+         * closed it, rather than shut down and closed when evhttp reads
+         * the end: a burst of such connections costs one step each.
+         */
+        log_debug("connection %d sent nothing within %ld s: closing it", c->fd,
+                  (long)C.header_timeout.tv_sec);
+        evhttp_connection_free(c->evcon); /* on_closed runs: nothing unread, no lingering */
         return;
     }
     if (c->phase == FRESH || c->phase == RECEIVING) {
