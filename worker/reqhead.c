@@ -152,7 +152,7 @@ end_value(struct reqhead *h)
          * field is "chunked" once its leading spaces (not tabs) are skipped;
          * anything else it ignores.  So that is the only one taken.
          */
-        h->chunked_ok = v && h->word[0] != '\t' && strcasecmp(v, "chunked") == 0;
+        h->chunked_ok = v && h->word[strspn(h->word, " ")] != '\t' && strcasecmp(v, "chunked") == 0;
         last = v ? strrchr(v, ',') : NULL;
         last = last ? last + 1 : v;
         while (last && (*last == ' ' || *last == '\t'))

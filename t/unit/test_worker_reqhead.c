@@ -171,6 +171,7 @@ static const struct {
      REQHEAD_FAULT_LENGTH_AND_CHUNKED},
     {"POST / HTTP/1.1\r\n" H "Transfer-Encoding: gzip, chunked\r\n\r\n", 0, REQHEAD_FAULT_CODING},
     {"POST / HTTP/1.1\r\n" H "Transfer-Encoding:\tchunked\r\n\r\n", 0, REQHEAD_FAULT_CODING},
+    {"POST / HTTP/1.1\r\n" H "Transfer-Encoding:  \tchunked\r\n\r\n", 0, REQHEAD_FAULT_CODING},
     {"POST / HTTP/1.1\r\n" H "Transfer-Encoding: ,chunked\r\n\r\n", 0, REQHEAD_FAULT_CODING},
     {"POST / HTTP/1.1\r\n" H "Transfer-Encoding: chunked, gzip\r\n\r\n", 0,
      REQHEAD_FAULT_NOT_CHUNKED},
@@ -279,6 +280,12 @@ START_TEST(test_chunked)
     reqhead_reset(&h);
     ck_assert_int_eq(reqhead_feed(&h, msg, strlen(msg), 1024), REQHEAD_DONE);
     ck_assert_int_eq(reqhead_feed(&h, "\n\n\0", 3, 1024), REQHEAD_DONE);
+    /* Spaces (not tabs) before the coding, any whitespace after it, any case. */
+    {
+        static const char odd[] =
+            "POST / HTTP/1.1\r\n" H "Transfer-Encoding:   cHuNkEd \t\r\n\r\n0\r\n\r\n";
+        ck_assert_int_eq(feed_all_ways(&h, odd, strlen(odd)), REQHEAD_DONE);
+    }
     /* Without a trailer, and a large chunk read in one go. */
     reqhead_reset(&h);
     ck_assert_int_eq(reqhead_feed(&h, head, strlen(head), 1024), REQHEAD_MORE);
