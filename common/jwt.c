@@ -89,6 +89,8 @@ jwt_status_str(enum jwt_status st)
         return "token is expired";
     case JWT_UNSUPPORTED:
         return "token header has an unsupported parameter";
+    case JWT_NOT_YET_VALID:
+        return "token is not valid yet";
     }
     return "token is invalid";
 }
@@ -198,21 +200,27 @@ check_header(const cJSON *header)
  * The claims conduitd issues, each an integer: sub a user id in
  * [1, 2^53]; iat not later than now plus a little clock skew between
  * instances; exp after iat and at most JWT_LIFETIME_MAX after it; and now
- * before exp.
+ * before exp.  An nbf is not one of them, but a claim a verifier ignores
+ * is one an issuer relied on (RFC 7519 4.1.5): if present it is checked,
+ * with no leeway, like exp.
  */
 static enum jwt_status
 check_claims(const cJSON *payload, int64_t now, int64_t *sub_out)
 {
-    int64_t sub, iat, exp;
+    const cJSON *nbf_item = cJSON_GetObjectItemCaseSensitive(payload, "nbf");
+    int64_t sub, iat, exp, nbf = 0;
 
     if (int_claim(cJSON_GetObjectItemCaseSensitive(payload, "sub"), 1, JWT_CLAIM_MAX, &sub) != 0 ||
         int_claim(cJSON_GetObjectItemCaseSensitive(payload, "iat"), 0, JWT_CLAIM_MAX, &iat) != 0 ||
-        int_claim(cJSON_GetObjectItemCaseSensitive(payload, "exp"), 1, JWT_CLAIM_MAX, &exp) != 0)
+        int_claim(cJSON_GetObjectItemCaseSensitive(payload, "exp"), 1, JWT_CLAIM_MAX, &exp) != 0 ||
+        (nbf_item && int_claim(nbf_item, 0, JWT_CLAIM_MAX, &nbf) != 0))
         return JWT_MALFORMED;
     if (iat > now + JWT_CLOCK_SKEW || exp <= iat || exp - iat > JWT_LIFETIME_MAX)
         return JWT_MALFORMED;
     if (!(now < exp))
         return JWT_EXPIRED;
+    if (now < nbf)
+        return JWT_NOT_YET_VALID;
     *sub_out = sub;
     return JWT_OK;
 }

@@ -36,7 +36,8 @@ enum jwt_status {
     JWT_BAD_ALG,
     JWT_BAD_SIGNATURE,
     JWT_EXPIRED,
-    JWT_UNSUPPORTED
+    JWT_UNSUPPORTED,
+    JWT_NOT_YET_VALID
 };
 
 /* A short reason for a 401 body, e.g. "token is expired". Never NULL. */
@@ -60,8 +61,12 @@ int jwt_sign(const unsigned char *secret, size_t secret_len, int64_t sub, int64_
  * payload must carry the three claims jwt_sign() writes, each a JSON
  * integer: sub in [1, JWT_CLAIM_MAX], iat no later than now +
  * JWT_CLOCK_SKEW, exp after iat by at most JWT_LIFETIME_MAX
- * (JWT_MALFORMED otherwise), and exp later than now (JWT_EXPIRED).  A
- * secret shorter than JWT_SECRET_MIN verifies nothing (JWT_BAD_SIGNATURE).
+ * (JWT_MALFORMED otherwise), and exp later than now (JWT_EXPIRED).  An
+ * "nbf" (RFC 7519 4.1.5), which conduitd never writes but a token signed
+ * with the same secret may carry, must be such an integer too
+ * (JWT_MALFORMED) and not later than now (JWT_NOT_YET_VALID): no leeway,
+ * as exp has none.  A secret shorter than JWT_SECRET_MIN verifies nothing
+ * (JWT_BAD_SIGNATURE).
  */
 enum jwt_status jwt_verify(const unsigned char *secret, size_t secret_len, const char *token,
                            size_t token_len, int64_t now, int64_t *sub_out);

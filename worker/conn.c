@@ -59,6 +59,8 @@ struct conn {
     int was_cut;         /* shut down here: nothing more will be read */
     int retired;         /* closed here by a drain: lingers even with nothing unread */
     struct reqhead head; /* RECEIVING: the request header's size so far */
+    int fault_seen;      /* head is REQHEAD_BAD: reject_framing is due */
+    int from_accept;     /* FRESH: the header deadline runs from the accept */
     void (*hangup)(void *);
     void *hangup_arg;
 };
@@ -77,12 +79,13 @@ static struct {
     time_t last_full_log;
     struct timeval header_timeout;
     struct timeval send_timeout;
-    size_t max_header;              /* 0: evhttp alone enforces it */
-    struct evbuffer *header_reject; /* the raw reply to a header over it */
-    int64_t idle_us;                /* evhttp's idle timeout, 0 for none */
-    uint64_t jitter_rng;            /* xorshift64 state */
-    struct event *attach;           /* runs right after evhttp has set a connection up */
-    int pending;                    /* records created and not attached yet */
+    size_t max_header;                             /* 0: evhttp alone enforces it */
+    struct evbuffer *header_reject;                /* the raw reply to a header over it */
+    struct evbuffer *fault_reply[REQHEAD_NFAULTS]; /* to a request reqhead refuses */
+    int64_t idle_us;                               /* evhttp's idle timeout, 0 for none */
+    uint64_t jitter_rng;                           /* xorshift64 state */
+    struct event *attach; /* runs right after evhttp has set a connection up */
+    int pending;          /* records created and not attached yet */
     void (*notify)(enum conn_news news, void *arg);
     void *arg;
 } C;
@@ -120,9 +123,11 @@ cut(struct conn *c)
 }
 
 static void linger_end(struct conn *c);
+static int has_unread(struct conn *c);
 static void drain_close(struct conn *c);
 static void give_grace(struct conn *c);
 static void reject_header(struct conn *c);
+static void reject_framing(struct conn *c);
 
 static void
 on_deadline(evutil_socket_t fd, short what, void *arg)
@@ -139,8 +144,24 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
         reject_header(c);
         return;
     }
+    if (c->phase == RECEIVING && c->head.state == REQHEAD_BAD) {
+        reject_framing(c);
+        return;
+    }
     if (c->phase == FRESH && C.draining) {
         drain_close(c);
+        return;
+    }
+    if (c->phase == FRESH && c->evcon && !has_unread(c)) {
+        /*
+         * Not a byte since the accept: closed at once, through evhttp (this
+         * runs from a timer, in no callback of its), as its idle timeout
+         * closed it, rather than shut down and closed when evhttp reads
+         * the end: a burst of such connections costs one step each.
+         */
+        log_debug("connection %d sent nothing within %ld s: closing it", c->fd,
+                  (long)C.header_timeout.tv_sec);
+        evhttp_connection_free(c->evcon); /* on_closed runs: nothing unread, no lingering */
         return;
     }
     if (c->phase == FRESH || c->phase == RECEIVING) {
@@ -151,12 +172,31 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * evhttp gives every connection the same idle timeout, so connections
- * opened in one burst (clients reconnecting after a restart, a load test's
- * ramp) would all time out in the same loop pass: closing 10,000 sockets
- * at once held a worker's loop for about a second.  Each connection's
- * timeout is stretched by a random part of up to an eighth, which spreads
- * those closes over that eighth (7.5 s for the default 60 s).
+ * us stretched by a random part of up to an eighth.  Connections opened in
+ * one burst (clients reconnecting after a restart, a load test's ramp)
+ * would otherwise all time out in the same loop pass: closing 10,000
+ * sockets at once held a worker's loop for about a second.  Stretched,
+ * those closes are spread over that eighth (7.5 s for the default 60 s).
+ */
+static struct timeval
+stretch(int64_t us)
+{
+    uint64_t x = C.jitter_rng;
+    struct timeval tv;
+
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    C.jitter_rng = x;
+    us += (int64_t)(x % (uint64_t)(us / 8 + 1));
+    tv.tv_sec = (time_t)(us / 1000000);
+    tv.tv_usec = (suseconds_t)(us % 1000000);
+    return tv;
+}
+
+/*
+ * evhttp gives every connection the same idle timeout, stretched here
+ * (see stretch).
  *
  * evhttp 2.1 uses that one timeout for reads and writes alike; the write
  * side is send_timeout instead.  The bufferevent's write timeout is what
@@ -169,38 +209,35 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
 static void
 set_timeouts(struct conn *c)
 {
-    uint64_t x = C.jitter_rng;
     struct timeval tv;
-    int64_t us;
 
     if (C.idle_us <= 0) {
         bufferevent_set_timeouts(c->bev, NULL, &C.send_timeout);
         return;
     }
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    C.jitter_rng = x;
-    us = C.idle_us + (int64_t)(x % (uint64_t)(C.idle_us / 8 + 1));
-    tv.tv_sec = (time_t)(us / 1000000);
-    tv.tv_usec = (suseconds_t)(us % 1000000);
+    tv = stretch(C.idle_us);
     evhttp_connection_set_timeout_tv(c->evcon, &tv);
     bufferevent_set_timeouts(c->bev, &tv, &C.send_timeout);
 }
 
 /*
- * Counts the bytes of buf from `from` on into the request header's size.
- * Over max_header_size, evhttp must read no more of it (its own limit is a
- * backstop above ours) and the answer comes from the loop, at once: as a
- * JSON 400 through http_dispatch if evhttp completes the request from what
- * it has already read, else from reject_header.
+ * Reads the bytes of buf from `from` on into the request's header (see
+ * reqhead.h), before evhttp reads any of them: this runs as they are added
+ * to the buffer, and evhttp parses it after.  Over max_header_size, evhttp
+ * must read no more of it (its own limit is a backstop above ours) and the
+ * answer comes from the loop, at once: as a JSON 400 through http_dispatch
+ * if evhttp completes the request from what it has already read, else
+ * from reject_header.  A request whose framing is refused is taken out of
+ * the buffer whole, this read and every later one, so evhttp never reads
+ * the rest of it nor anything after it (what a proxy in front may take
+ * for another request); reject_framing answers from the loop.
  */
 static void
 count_header(struct conn *c, struct evbuffer *buf, size_t from)
 {
     static const struct timeval now = {0, 0};
 
-    while (C.max_header && c->head.state == REQHEAD_MORE && from < evbuffer_get_length(buf)) {
+    while (c->head.state == REQHEAD_MORE && from < evbuffer_get_length(buf)) {
         struct evbuffer_iovec v[4];
         struct evbuffer_ptr pos;
         int n;
@@ -216,16 +253,30 @@ count_header(struct conn *c, struct evbuffer *buf, size_t from)
     if (c->head.state == REQHEAD_TOO_LARGE) {
         bufferevent_disable(c->bev, EV_READ);
         evtimer_add(c->deadline, &now);
+    } else if (c->head.state == REQHEAD_BAD) {
+        evbuffer_drain(buf, evbuffer_get_length(buf));
+        if (!c->fault_seen) {
+            c->fault_seen = 1;
+            bufferevent_disable(c->bev, EV_READ);
+            evtimer_add(c->deadline, &now);
+        }
     }
 }
 
-/* A request has begun on c: its header deadline runs, its header is counted. */
+/*
+ * A request has begun on c: its header deadline runs, its header is
+ * counted.  The first request of a connection has had its deadline
+ * running since the accept (see attach_pending), and keeps it.
+ */
 static void
 begin_request(struct conn *c)
 {
-    evtimer_add(c->deadline, &C.header_timeout);
+    if (!c->from_accept || !evtimer_pending(c->deadline, NULL))
+        evtimer_add(c->deadline, &C.header_timeout);
+    c->from_accept = 0;
     set_phase(c, RECEIVING);
     reqhead_reset(&c->head);
+    c->fault_seen = 0;
 }
 
 /* Bytes arrived: the first of a request starts (or keeps) its deadline. */
@@ -467,9 +518,22 @@ attach_pending(evutil_socket_t fd, short what, void *arg)
             C.byfd[c->fd] = c;
         evhttp_connection_set_closecb(c->evcon, on_closed, c);
         set_timeouts(c);
-        /* Accepted while a drain closes its listeners: served like an idle one. */
-        if (C.draining)
+        /*
+         * The header deadline starts now, as nginx's client_header_timeout
+         * does: a client that connects and sends nothing is closed then,
+         * not at the idle timeout, which is for kept-alive connections
+         * between requests.  Stretched as the idle timeout is (a burst of
+         * connections that never send is closed over an eighth of it).
+         * Accepted while a drain closes its listeners: served like an
+         * idle one.
+         */
+        if (C.draining) {
             give_grace(c);
+        } else {
+            struct timeval tv = stretch((int64_t)C.header_timeout.tv_sec * 1000000);
+            c->from_accept = 1;
+            evtimer_add(c->deadline, &tv);
+        }
         c->input_cb = evbuffer_add_cb(bufferevent_get_input(c->bev), on_input, c);
         bufferevent_decref(c->bev); /* evhttp's own reference keeps it */
     }
@@ -497,7 +561,7 @@ conn_bevcb(struct event_base *base, void *arg)
     bufferevent_incref(c->bev);
     c->fd = -1;
     c->phase = IDLE;
-    /* Until its first byte it is idle: evhttp's idle timeout closes it. */
+    /* Until its first byte it is fresh: the header deadline closes it (see attach_pending). */
     set_phase(c, FRESH);
     c->next = C.all;
     if (C.all)
@@ -541,6 +605,7 @@ give_grace(struct conn *c)
     struct timeval grace = {DRAIN_GRACE_MS / 1000, (DRAIN_GRACE_MS % 1000) * 1000};
 
     set_phase(c, FRESH);
+    c->from_accept = 0;
     evtimer_add(c->deadline, &grace);
 }
 
@@ -588,6 +653,33 @@ reject_header(struct conn *c)
     log_debug("connection %d: request header over %zu bytes: 400", c->fd, C.max_header);
     if (send(c->fd, evbuffer_pullup(C.header_reject, -1), len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
         log_debug("connection %d: cannot send the 400: %s", c->fd, strerror(errno));
+    c->retired = 1;
+    evhttp_connection_free(c->evcon); /* on_closed runs: c lingers */
+}
+
+/*
+ * A request reqhead refused: the client gets its error (400, or 501 or
+ * 505), written straight to the socket as reject_header does, and a
+ * lingering close.  Should evhttp have a reply of its own under way (a
+ * "100 Continue", or its 400 for a request line it could not parse, after
+ * which it closes), that goes first, and this looks again shortly.
+ */
+static void
+reject_framing(struct conn *c)
+{
+    static const struct timeval soon = {0, 50000};
+    struct evbuffer *reply = C.fault_reply[c->head.fault];
+
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0) {
+        evtimer_add(c->deadline, &soon);
+        return;
+    }
+    log_debug("connection %d: %s: %d", c->fd, reqhead_fault_str(c->head.fault),
+              reqhead_fault_status(c->head.fault));
+    if (reply && send(c->fd, evbuffer_pullup(reply, -1), evbuffer_get_length(reply),
+                      MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+        log_debug("connection %d: cannot send the %d: %s", c->fd,
+                  reqhead_fault_status(c->head.fault), strerror(errno));
     c->retired = 1;
     evhttp_connection_free(c->evcon); /* on_closed runs: c lingers */
 }
@@ -669,6 +761,19 @@ conn_set_max_header(size_t max, struct evbuffer *reply)
     C.header_reject = reply;
 }
 
+void
+conn_set_fault_reply(enum reqhead_fault f, struct evbuffer *reply)
+{
+    if ((unsigned)f >= REQHEAD_NFAULTS) {
+        if (reply)
+            evbuffer_free(reply);
+        return;
+    }
+    if (C.fault_reply[f])
+        evbuffer_free(C.fault_reply[f]);
+    C.fault_reply[f] = reply;
+}
+
 int
 conn_header_too_large(const struct conn *c)
 {
@@ -745,6 +850,9 @@ conn_shutdown(void)
         event_free(C.attach);
     if (C.header_reject)
         evbuffer_free(C.header_reject);
+    for (int f = 0; f < REQHEAD_NFAULTS; f++)
+        if (C.fault_reply[f])
+            evbuffer_free(C.fault_reply[f]);
     free(C.byfd);
     memset(&C, 0, sizeof(C));
 }

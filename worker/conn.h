@@ -42,6 +42,8 @@
 
 #include <stddef.h>
 
+#include "worker/reqhead.h"
+
 struct bufferevent;
 struct conn;
 struct event_base;
@@ -79,6 +81,13 @@ void conn_shutdown(void);
  * limit must be set above max.
  */
 void conn_set_max_header(size_t max, struct evbuffer *reply);
+/*
+ * The raw HTTP response (owned from here on) sent for a request whose
+ * framing reqhead refuses (see reqhead.h): evhttp reads none of that
+ * request, the reply goes out with "Connection: close", and the
+ * connection closes (lingering) without reading another request from it.
+ */
+void conn_set_fault_reply(enum reqhead_fault f, struct evbuffer *reply);
 /* Is the request just dispatched one whose header was over the limit? */
 int conn_header_too_large(const struct conn *c);
 

@@ -365,19 +365,35 @@ error_body(struct evbuffer *b, const char *msg)
     evbuffer_add(b, "]}}", 3);
 }
 
+/* The reason phrase of the statuses conduitd writes raw. */
+static const char *
+raw_reason(int status)
+{
+    switch (status) {
+    case 400:
+        return "Bad Request";
+    case 501:
+        return "Not Implemented";
+    case 505:
+        return "HTTP Version Not Supported";
+    default:
+        return "Error";
+    }
+}
+
 struct evbuffer *
-http_header_too_large_reply(void)
+http_raw_error_reply(int status, const char *msg)
 {
     struct evbuffer *body = evbuffer_new(), *r = evbuffer_new();
     int ok = body && r;
 
     if (ok) {
-        error_body(body, HEADER_TOO_LARGE);
+        error_body(body, msg);
         ok = evbuffer_add_printf(r,
-                                 "HTTP/1.1 400 Bad Request\r\n"
+                                 "HTTP/1.1 %d %s\r\n"
                                  "Content-Type: application/json; charset=utf-8\r\n"
                                  "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                                 evbuffer_get_length(body)) >= 0 &&
+                                 status, raw_reason(status), evbuffer_get_length(body)) >= 0 &&
              evbuffer_add_buffer(r, body) == 0;
     }
     if (body)
@@ -387,6 +403,12 @@ http_header_too_large_reply(void)
         r = NULL;
     }
     return r;
+}
+
+struct evbuffer *
+http_header_too_large_reply(void)
+{
+    return http_raw_error_reply(400, HEADER_TOO_LARGE);
 }
 
 /* retry_after: seconds for a Retry-After header, 0 for none. */

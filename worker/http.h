@@ -129,6 +129,11 @@ void http_unavailable_spread(struct http_ctx *c, const char *msg, int max_s);
  * conn_set_max_header; NULL when out of memory.
  */
 struct evbuffer *http_header_too_large_reply(void);
+/*
+ * The same raw response for any status and message, written by conduitd
+ * on a connection evhttp has no request on ("Connection: close").
+ */
+struct evbuffer *http_raw_error_reply(int status, const char *msg);
 
 /* The i-th path parameter of the route, decoded; len may be NULL. */
 const char *http_param(const struct http_ctx *c, int i, size_t *len);

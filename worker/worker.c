@@ -564,6 +564,12 @@ setup_http(struct worker *w, struct listener_set *ls)
     if (!reject)
         return -1;
     conn_set_max_header((size_t)c->max_header_size, reject);
+    for (int f = REQHEAD_FAULT_NONE + 1; f < REQHEAD_NFAULTS; f++) {
+        reject = http_raw_error_reply(reqhead_fault_status(f), reqhead_fault_str(f));
+        if (!reject)
+            return -1;
+        conn_set_fault_reply(f, reject);
+    }
     evhttp_set_max_headers_size(w->http, (size_t)c->max_header_size + HEADER_BACKSTOP);
     evhttp_set_timeout(w->http, c->idle_timeout);
     evhttp_set_default_content_type(w->http, "application/json; charset=utf-8");

@@ -10,12 +10,18 @@
  * so the fuzzer mutates every part and the seeds in t/fuzz/corpus read as
  * requests.
  *
+ * The whole input is also read as raw bytes off a connection, by the
+ * framing check (worker/reqhead.c) that runs before evhttp parses any of
+ * them, so the seeds include raw requests (smuggling attempts among them).
+ *
  * Beyond "no crash, no sanitizer report" it checks the promises the
  * handlers rely on, and aborts when one breaks: a routed parameter is
  * non-empty UTF-8 without NUL; an accepted integer is within its bounds;
  * an accepted string written back with json_out parses back to itself; a
  * slug holds only [a-z0-9-]; a token re-signed with the secret verifies
- * (or is refused for its content, never for its signature).
+ * (or is refused for its content, never for its signature); the framing
+ * check reaches the same verdict and size whatever the split of the bytes
+ * across reads, and a refusal names a fault with a 4xx or 5xx status.
  *
  * Built two ways: with clang -fsanitize=fuzzer for fuzzing (make fuzz),
  * and with the ordinary compiler beside t/fuzz/replay.c, which feeds it
@@ -44,6 +50,7 @@
 #include "worker/api.h"
 #include "worker/auth.h"
 #include "worker/reqbody.h"
+#include "worker/reqhead.h"
 #include "worker/router.h"
 #include "worker/routes.h"
 
@@ -241,6 +248,31 @@ fuzz_body(const unsigned char *body, size_t n)
     }
 }
 
+/* The framing check, on the bytes whole and split at three places. */
+static void
+fuzz_framing(const uint8_t *data, size_t size)
+{
+    struct reqhead whole, split;
+    size_t cut[3] = {size / 3, size / 2, size - size / 5}, at = 0;
+
+    reqhead_reset(&whole);
+    reqhead_feed(&whole, data, size, 16384);
+    reqhead_reset(&split);
+    for (int i = 0; i < 3; i++) {
+        reqhead_feed(&split, data + at, cut[i] - at, 16384);
+        at = cut[i];
+    }
+    reqhead_feed(&split, data + at, size - at, 16384);
+    must(whole.state == split.state && whole.fault == split.fault && whole.bytes == split.bytes,
+         "the framing check's verdict depends on how the bytes were split");
+    must((whole.state == REQHEAD_BAD) == (whole.fault != REQHEAD_FAULT_NONE),
+         "a refusal names its fault, and only a refusal");
+    must(whole.state != REQHEAD_BAD || reqhead_fault_status(whole.fault) >= 400,
+         "a refusal's status is an error");
+    must(whole.bytes <= size && (whole.state != REQHEAD_TOO_LARGE || whole.bytes == 16385),
+         "the header's size is what was read of it");
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -250,6 +282,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size > 1 << 20)
         return 0;
+    fuzz_framing(data, size);
     if (!nl1 || !nl2) {
         fuzz_body(data, size);
         return 0;

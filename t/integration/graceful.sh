@@ -8,54 +8,91 @@
 # reset.
 . "$top_srcdir/t/lib.sh"
 has_test_hooks || skip "built without --enable-test-hooks"
+[ -x "$PY" ] || skip "python3 not installed"
+
+# request_bg PATH OUT: GET PATH in the background ($! its pid); OUT.sent
+# appears once the connection is made and the request written, OUT then
+# holds the status and the body.  The steps below wait on OUT.sent rather
+# than sleep a fixed time that a busy machine may outlast.
+cat >"$T/request.py" <<'PY'
+import socket, sys
+port, path, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path).encode())
+open(out + ".sent", "w").close()
+s.settimeout(60)
+got = b""
+try:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+except OSError:
+    pass
+head, _, body = got.partition(b"\r\n\r\n")
+code = head.split(b" ")[1].decode() if head.startswith(b"HTTP/") else "000"
+open(out, "w").write("%s %s" % (code, body.decode(errors="replace")))
+PY
+request_bg() { "$PY" "$T/request.py" "$PORT" "$1" "$2" & }
+refused() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$BASE/healthz")" = 000 ]; }
 
 conduitd_start -w 2 --graceful-timeout 10
-curl -s --max-time 10 -o "$T/slow" -w '%{http_code}' "$BASE/debug/sleep?ms=1500" >"$T/slow.code" &
+request_bg "/debug/sleep?ms=3000" "$T/slow"
 slow=$!
-sleep 0.4
+wait_for 10 test -f "$T/slow.sent" || bail "the slow request was not sent"
 t0=$(date +%s%N)
 kill -TERM "$CONDUITD_PID"
-sleep 0.3
-code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$BASE/healthz")
-is "new connections are refused while draining" "$code" 000
+# Refused once the master and the workers have closed their listeners:
+# the master at once, a worker once its accept queue is empty (a few ms).
+check "new connections are refused while draining" wait_for 5 refused
+check "while the request sent before TERM is still in flight" alive "$slow"
 wait "$slow"
-is "the in-flight request finished with 200" "$(cat "$T/slow.code")" 200
-is "with its body" "$(cat "$T/slow")" '{"slept":1500}'
+is "the in-flight request finished with 200, with its body" "$(cat "$T/slow")" '200 {"slept":3000}'
 wait "$CONDUITD_PID"; rc=$?
 t1=$(date +%s%N)
 CONDUITD_PID=
 is "the master exits 0" "$rc" 0
 ms=$(( (t1 - t0) / 1000000 ))
 note "TERM to exit: $ms ms"
-check "exit after the request, within the graceful timeout" [ "$ms" -ge 1000 -a "$ms" -lt 10000 ]
+check "exit after the request, within the graceful timeout" [ "$ms" -ge 2000 -a "$ms" -lt 10000 ]
 
-# Under load: 8 clients, each request 300 ms, a new connection each.  Every
+# Under load: 8 clients, each request 1.5 s, a new connection each.  Every
 # request begun before TERM completes with 200; once the master and the
-# workers have closed their listening sockets, new connections are refused
-# at once; the master exits when the last request is done.
+# workers have closed their listening sockets (seen from here: the moment
+# a connect is refused, not a fixed 300 ms after TERM), every new
+# connection is refused at once (failed in under 300 ms, before a request
+# could have been answered); the master exits when the last request is
+# done.  TERM comes 0.4 s after the first 8 are answered: each client has
+# begun its next by then and has it in flight for a second more, which a
+# busy machine's slower shell does not outlast (with 300 ms requests and
+# 0.15 s, only 1 of 8 was still in flight at TERM beside two CPU hogs;
+# with no pause, under the sanitizers, 6 of 8 had not begun).
 conduitd_start -w 2 --graceful-timeout 10
-load_start term -c 8 -r 200 -d 4 -u '/debug/sleep?ms=300' -t 5000 -o "$T/term.csv"
+load_start term -c 8 -r 200 -d 5 -u '/debug/sleep?ms=1500' -t 5000 -o "$T/term.csv"
 # Once 8 requests are done, each client has its next one in flight.
-wait_for 5 lines_at_least "$T/term.csv" 8
-sleep 0.15
+wait_for 10 lines_at_least "$T/term.csv" 8
+sleep 0.4
 t_term=$(ms_now)
 kill -TERM "$CONDUITD_PID"
+wait_for 5 refused || fail "new connections were still accepted 5 s after TERM"
+t_closed=$(ms_now)
 wait "$CONDUITD_PID"; rc=$?
 t_exit=$(ms_now)
 CONDUITD_PID=
 load_wait term
 is "under load, the master exits 0" "$rc" 0
 # CSV: end ms, status, latency us; a request began at end - latency.
-awk -F, -v t="$t_term" '{ s = $1 - $3 / 1000 }
+awk -F, -v t="$t_term" -v c="$t_closed" '{ s = $1 - $3 / 1000 }
     s < t - 50 { n++; if ($2 != 200) bad++; if ($1 > t) inflight++; if ($1 > last) last = $1 }
-    s > t + 300 { m++; if ($2 == 0 && $3 < 100000) refused++ }
+    s > c { m++; if ($2 == 0 && $3 < 300000) refused++ }
     END { printf "%d %d %d %d %d %.0f\n", n, bad, inflight, m, refused, last }' "$T/term.csv" >"$T/term.fig"
 read n_before bad_before inflight n_after refused_after last_end <"$T/term.fig"
-note "TERM under load: $n_before requests begun before it ($inflight of them in flight at TERM), $bad_before failed; $n_after tried after it, $refused_after refused at once; exit after $((t_exit - t_term)) ms"
+note "TERM under load: $n_before requests begun before it ($inflight of them in flight at TERM), $bad_before failed; listeners closed within $((t_closed - t_term)) ms; $n_after tried after that, $refused_after refused at once; exit after $((t_exit - t_term)) ms"
 is "every request begun before TERM completed with 200" "$bad_before" 0
 check "there were requests in flight at TERM ($inflight)" [ "$inflight" -ge 4 ]
-check "new connections were tried after TERM" [ "$n_after" -gt 10 ]
-is "every new connection after TERM was refused at once" "$refused_after" "$n_after"
+check "new connections were tried after the listeners closed" [ "$n_after" -gt 10 ]
+is "every one of them was refused at once" "$refused_after" "$n_after"
 check "the master exits after the last in-flight request is answered ($((t_exit - last_end)) ms after)" \
     [ "$t_exit" -ge "$last_end" ]
 check "and within the graceful timeout ($((t_exit - t_term)) ms)" [ $((t_exit - t_term)) -lt 10000 ]
@@ -63,8 +100,9 @@ check "and within the graceful timeout ($((t_exit - t_term)) ms)" [ $((t_exit - 
 # stop_during_request SIGNAL: sends SIGNAL to the master while an 8 s
 # request runs; $ms is how long the master took to exit.
 stop_during_request() {
-    curl -s --max-time 10 -o /dev/null "$BASE/debug/sleep?ms=8000" &
-    sleep 0.3
+    rm -f "$T/long" "$T/long.sent"
+    request_bg "/debug/sleep?ms=8000" "$T/long"
+    wait_for 10 test -f "$T/long.sent" || bail "the 8 s request was not sent"
     t0=$(date +%s%N)
     kill -"$1" "$CONDUITD_PID"
     wait "$CONDUITD_PID"
@@ -77,12 +115,12 @@ stop_during_request() {
 conduitd_start -w 1 --graceful-timeout 1
 stop_during_request TERM
 note "TERM with an 8 s request and a 1 s graceful timeout: exit after $ms ms"
-check "the graceful timeout bounds the stop" [ "$ms" -lt 3000 ]
+check "the graceful timeout bounds the stop, not the request" [ "$ms" -lt 4000 ]
 
 # INT is the fast stop.
 conduitd_start -w 2
 stop_during_request INT
-check "INT stops at once ($ms ms)" [ "$ms" -lt 1500 ]
+check "INT stops at once, without waiting for the request ($ms ms)" [ "$ms" -lt 2500 ]
 
 # Ctrl-C in a terminal sends SIGINT to the whole process group: each
 # worker gets it as well as the master (which then sends it SIGQUIT), at
@@ -122,8 +160,8 @@ is "no worker killed by a signal or lost" "$killed" 0
 conduitd_start -w 2
 victim=$(worker_pids | head -n 1)
 kill -INT "$victim"
-check "a worker sent SIGINT alone stops" wait_for 5 sh -c "! kill -0 $victim 2>/dev/null"
-check "and is replaced" wait_for 5 workers_are 2
+check "a worker sent SIGINT alone stops" wait_for 10 sh -c "! kill -0 $victim 2>/dev/null"
+check "and is replaced" wait_for 10 workers_are 2
 check "the master says it did not ask" grep -q "pid $victim) stopped, though the master did not ask" "$T/conduitd.log"
 stop_pid "$CONDUITD_PID"
 CONDUITD_PID=
@@ -152,24 +190,33 @@ strict_wait term_strict stop
 # comes: the one worker is busy (/debug/spin), so they wait in the accept
 # queue, their requests sent.  Closing the listener then would reset them;
 # the drain accepts them first and answers them ("Connection: close").
+# Each step waits on what it needs (the spin under way: the worker on the
+# CPU; each queued request written), and the spin (5 s) outlasts them on a
+# busy machine too; that it did is checked, so the test cannot pass with
+# the connections made after the worker was free again.
 conduitd_start -w 1 --graceful-timeout 10
-curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$BASE/debug/spin?ms=1500" >"$T/spin.code" &
+W=$(worker_pids)
+request_bg "/debug/spin?ms=5000" "$T/spin"
 spin=$!
-sleep 0.3
+c0=$(cpu_ticks "$W")
+spinning() { [ $(($(cpu_ticks "$W") - c0)) -ge 10 ]; }
+wait_for 10 spinning || bail "the worker did not start spinning"
 # The worker's copy of TERM waits for the spin; so do these connections,
 # made after the master has closed its own listener but while the worker's
 # is still open.
 kill -TERM "$CONDUITD_PID"
-sleep 0.2
 qpids=
 for i in 1 2 3 4 5 6; do
-    curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$BASE/healthz" >"$T/queued.$i" 2>/dev/null &
+    request_bg /healthz "$T/queued.$i"
     qpids="$qpids $!"
 done
+all_sent() { for i in 1 2 3 4 5 6; do [ -f "$T/queued.$i.sent" ] || return 1; done; }
+wait_for 10 all_sent || fail "the 6 queued requests were not all sent"
+check "all 6 were made while the worker still spun" [ ! -s "$T/spin" ]
 wait $spin $qpids
 wait "$CONDUITD_PID"
 CONDUITD_PID=
-is "the busy request finished" "$(cat "$T/spin.code")" 200
+is "the busy request finished" "$(cut -d' ' -f1 "$T/spin")" 200
 is "the 6 connections queued at TERM were all answered 200" \
-    "$(for i in 1 2 3 4 5 6; do printf '%s ' "$(cat "$T/queued.$i")"; done)" "200 200 200 200 200 200 "
+    "$(for i in 1 2 3 4 5 6; do printf '%s ' "$(cut -d' ' -f1 "$T/queued.$i")"; done)" "200 200 200 200 200 200 "
 done_testing

@@ -1,19 +1,21 @@
 #!/bin/sh
-# 10,000 idle connections and 100 slowloris senders (a header byte every
-# 500 ms, never finished) while other clients keep asking: those are served
-# with p99 under 100 ms while the idle connections are held (measured from
-# 1.5 s, when all are open, to just before the idle timeout: opening and
-# closing 10,000 connections at once are bursts of their own, reported
-# beside), the idle connections are closed after the idle timeout, the slow
-# senders after the header timeout (evhttp's own timeout is per read:
-# without header_timeout they would live forever).
+# 10,000 idle connections (that never send a byte) and 100 slowloris
+# senders (a header byte every 500 ms, never finished) while other clients
+# keep asking: those are served with p99 under 100 ms while the idle
+# connections are held (measured from 1.5 s, when all are open, to just
+# before the header timeout: opening and closing 10,000 connections at once
+# are bursts of their own, reported beside), the idle connections are
+# closed at the header timeout (5 s, from the accept; the idle timeout, 60
+# s, is for kept-alive connections between requests), spread over its next
+# eighth, and so are the slow senders (evhttp's own timeout is per read,
+# restarted by each byte: without header_timeout they would live forever).
 # Then a worker under a low open file limit: its connection cap is lowered
 # under it, it pauses accepts at the cap instead of spinning on EMFILE, and
 # serves again once the idle connections are closed.
 . "$top_srcdir/t/lib.sh"
 
 [ "$(ulimit -Hn)" -ge 12000 ] || skip "needs an open file limit of 12000 (ulimit -Hn is $(ulimit -Hn))"
-conduitd_start -w 2 --idle-timeout 5 --header-timeout 2
+conduitd_start -w 2 --idle-timeout 60 --header-timeout 5
 # New connections for the measured clients: each needs an accept among
 # the 10,000 held ones.
 t_start=$(ms_now)
@@ -45,15 +47,15 @@ is_sanitized && p99_limit=300 && note "ASan build: the p99 bound is 300 ms, not 
 check "p99 under $p99_limit ms while they are held ($p99_held ms)" fcmp "$p99_held" "<" "$p99_limit"
 is "all 10,000 idle connections were opened" "$L_idle_open_fail" 0
 is "all 10,000 idle connections were closed by the server" "$L_idle_closed" 10000
-note "idle connections closed after $L_idle_close_min_ms..$L_idle_close_max_ms ms (idle timeout 5 s)"
-check "not before the idle timeout ($L_idle_close_min_ms ms)" [ "$L_idle_close_min_ms" -ge 4500 ]
+note "idle connections closed after $L_idle_close_min_ms..$L_idle_close_max_ms ms (header timeout 5 s)"
+check "not before the header timeout ($L_idle_close_min_ms ms)" [ "$L_idle_close_min_ms" -ge 4500 ]
 check "and soon after it ($L_idle_close_max_ms ms)" [ "$L_idle_close_max_ms" -le 8000 ]
 check "spread over the eighth conduitd adds at random, not all at once ($L_idle_close_min_ms..$L_idle_close_max_ms ms)" \
     [ $((L_idle_close_max_ms - L_idle_close_min_ms)) -ge 300 ]
 is "all 100 slowloris senders were cut" "$L_slow_closed" 100
-note "slowloris senders cut at most $L_slow_close_max_ms ms after connecting (header timeout 2 s)"
-check "by the header timeout, before the idle timeout could ($L_slow_close_max_ms ms)" \
-    [ "$L_slow_close_max_ms" -lt 4500 ]
+note "slowloris senders cut at most $L_slow_close_max_ms ms after connecting (header timeout 5 s)"
+check "by the header timeout, which their bytes do not restart, as they do the idle timeout ($L_slow_close_max_ms ms)" \
+    [ "$L_slow_close_max_ms" -lt 8000 ]
 is "still serving" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$BASE/healthz")" 200
 stop_pid "$CONDUITD_PID"; CONDUITD_PID=
 

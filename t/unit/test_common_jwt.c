@@ -510,10 +510,44 @@ START_TEST(test_sign_outcap)
 }
 END_TEST
 
+/* nbf (RFC 7519 4.1.5): before it the token is refused, with no leeway. */
+START_TEST(test_not_before)
+{
+    static const char *const bad_type[] = {
+        "{\"sub\":42,\"iat\":1700000000,\"exp\":1700003600,\"nbf\":\"1700000000\"}",
+        "{\"sub\":42,\"iat\":1700000000,\"exp\":1700003600,\"nbf\":1700000000.5}",
+        "{\"sub\":42,\"iat\":1700000000,\"exp\":1700003600,\"nbf\":-1}",
+        "{\"sub\":42,\"iat\":1700000000,\"exp\":1700003600,\"nbf\":null}",
+        "{\"sub\":42,\"iat\":1700000000,\"exp\":1700003600,\"nbf\":1e300}",
+    };
+    char tok[JWT_MAX_LEN + 1];
+    int64_t sub = 99;
+
+    make_payload_token("{\"sub\":42,\"iat\":1700000000,\"exp\":1700003600,\"nbf\":1700001000}", tok,
+                       sizeof(tok));
+    ck_assert_int_eq(verify_str(tok, 1700000001, &sub), JWT_NOT_YET_VALID);
+    ck_assert_int_eq(verify_str(tok, 1700000999, &sub), JWT_NOT_YET_VALID);
+    ck_assert_int_eq(sub, 99);
+    /* From nbf itself on, it is valid. */
+    ck_assert_int_eq(verify_str(tok, 1700001000, &sub), JWT_OK);
+    ck_assert_int_eq(sub, 42);
+    /* Expired is said first: the token will never be valid again. */
+    ck_assert_int_eq(verify_str(tok, 1700003600, &sub), JWT_EXPIRED);
+    for (size_t i = 0; i < sizeof(bad_type) / sizeof(bad_type[0]); i++) {
+        make_payload_token(bad_type[i], tok, sizeof(tok));
+        sub = 99;
+        ck_assert_msg(verify_str(tok, 1700001001, &sub) == JWT_MALFORMED, "%s", bad_type[i]);
+        ck_assert_int_eq(sub, 99);
+    }
+    ck_assert_str_eq(jwt_status_str(JWT_NOT_YET_VALID), "token is not valid yet");
+}
+END_TEST
+
 START_TEST(test_status_strings)
 {
     static const enum jwt_status all[] = {
-        JWT_OK, JWT_MALFORMED, JWT_BAD_ALG, JWT_BAD_SIGNATURE, JWT_EXPIRED, JWT_UNSUPPORTED};
+        JWT_OK,      JWT_MALFORMED,   JWT_BAD_ALG,      JWT_BAD_SIGNATURE,
+        JWT_EXPIRED, JWT_UNSUPPORTED, JWT_NOT_YET_VALID};
 
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         ck_assert_ptr_nonnull(jwt_status_str(all[i]));
@@ -585,6 +619,7 @@ jwt_suite(void)
     tcase_add_test(tc, test_short_secret);
     tcase_add_test(tc, test_sign_outcap);
     tcase_add_test(tc, test_status_strings);
+    tcase_add_test(tc, test_not_before);
     suite_add_tcase(s, tc);
     return s;
 }
