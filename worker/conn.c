@@ -75,7 +75,7 @@ static struct {
     int lingering;
     int cap;
     int full;
-    int draining;
+    const int *draining; /* the worker's (worker/env.h), given at conn_init */
     time_t last_full_log;
     struct timeval header_timeout;
     struct timeval send_timeout;
@@ -148,7 +148,7 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
         reject_framing(c);
         return;
     }
-    if (c->phase == FRESH && C.draining) {
+    if (c->phase == FRESH && *C.draining) {
         drain_close(c);
         return;
     }
@@ -527,7 +527,7 @@ attach_pending(evutil_socket_t fd, short what, void *arg)
          * Accepted while a drain closes its listeners: served like an
          * idle one.
          */
-        if (C.draining) {
+        if (*C.draining) {
             give_grace(c);
         } else {
             struct timeval tv = stretch((int64_t)C.header_timeout.tv_sec * 1000000);
@@ -719,7 +719,7 @@ conn_request_end(struct evhttp_connection *evcon)
         return;
     }
     set_phase(c, IDLE);
-    if (C.draining)
+    if (*C.draining)
         give_grace(c);
     else if (C.notify)
         C.notify(CONN_SETTLED, C.arg);
@@ -728,7 +728,6 @@ conn_request_end(struct evhttp_connection *evcon)
 void
 conn_drain(void)
 {
-    C.draining = 1;
     for (struct conn *c = C.all; c; c = c->next)
         if (c->phase == IDLE || c->phase == FRESH)
             give_grace(c);
@@ -810,7 +809,7 @@ conn_is_cut(const struct conn *c)
 
 int
 conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout, int send_timeout,
-          void (*notify)(enum conn_news news, void *arg), void *arg)
+          const int *draining, void (*notify)(enum conn_news news, void *arg), void *arg)
 {
     struct rlimit rl;
 
@@ -821,6 +820,7 @@ conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout
     C.send_timeout.tv_sec = send_timeout;
     C.idle_us = idle_timeout > 0 ? (int64_t)idle_timeout * 1000000 : 0;
     C.jitter_rng = ((uint64_t)getpid() << 32 ^ (uint64_t)time(NULL)) | 1;
+    C.draining = draining;
     C.notify = notify;
     C.arg = arg;
     C.nfd =

@@ -66,10 +66,13 @@ enum conn_news {
  * gets stretched by a random part of up to an eighth, so that thousands
  * opened in one burst do not all close in one loop pass.  send_timeout:
  * seconds a reply may wait for its client to take more of it (counted
- * between two writes); the connection is then reset.  -1 on failure.
+ * between two writes); the connection is then reset.  draining points at
+ * the worker's flag (worker/env.h), read, never written, here.  -1 on
+ * failure.
  */
 int conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout,
-              int send_timeout, void (*notify)(enum conn_news news, void *arg), void *arg);
+              int send_timeout, const int *draining, void (*notify)(enum conn_news news, void *arg),
+              void *arg);
 /* After evhttp_free(): frees what is left. */
 void conn_shutdown(void);
 

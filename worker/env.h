@@ -41,6 +41,13 @@ struct env {
     struct worker_slot *slot;    /* this worker's scoreboard slot: its counters */
     const struct scoreboard *sb; /* every slot, for /metrics and /status (worker/status.h) */
     int index;                   /* the worker's number, as /healthz reports it */
+    /*
+     * The worker drains (TERM, a reload, max_requests, its master gone):
+     * set once by worker.c's drain(), the one record of it.  The request
+     * layer reads it (every reply then says "Connection: close"), so do the
+     * status replies and conn.c (given its address at conn_init).
+     */
+    int draining;
 };
 
 #endif

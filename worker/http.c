@@ -64,8 +64,7 @@ static struct http_ctx *live; /* every ctx not yet answered */
  * loop): what a drain waits for, and the responses max_requests counts.
  */
 static int64_t in_flight;
-static int64_t sending; /* replies handed to evhttp, not yet fully written */
-static int draining;
+static int64_t sending;            /* replies handed to evhttp, not yet fully written */
 static const struct route *routes; /* the worker's table (http_init) */
 static size_t nroutes;
 static uint64_t max_requests;
@@ -81,12 +80,6 @@ http_init(const struct route *table, size_t n, uint64_t max, void (*settled)(voi
     max_requests = max;
     on_settled = settled;
     settled_arg = arg;
-}
-
-void
-http_drain(void)
-{
-    draining = 1;
 }
 
 int64_t
@@ -314,7 +307,7 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
             if (strcmp(c->cors_allow, "*") != 0)
                 evhttp_add_header(h, "Vary", "Origin");
         }
-        if (draining)
+        if (e->draining)
             evhttp_add_header(h, "Connection", "close");
         if (c->method == ROUTER_HEAD && body) {
             /*

@@ -83,9 +83,6 @@ int64_t http_now_us(void);
 void http_init(const struct route *table, size_t n, uint64_t max_requests,
                void (*settled)(void *arg), void *arg);
 
-/* From now on every reply says "Connection: close": the worker drains. */
-void http_drain(void);
-
 /* Requests dispatched and not yet freed; replies handed to evhttp, not yet written. */
 int64_t http_in_flight(void);
 int64_t http_sending(void);

@@ -16,14 +16,6 @@
 
 #define PROMETHEUS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-static int draining;
-
-void
-status_drain(void)
-{
-    draining = 1;
-}
-
 /* Does the query string hold the argument name, with a value or without ("?full")? */
 static int
 query_has(const char *q, const char *name)
@@ -41,14 +33,16 @@ query_has(const char *q, const char *name)
     return 0;
 }
 
+/* env: the worker's; a draining worker's replies close their connections. */
 static void
-reply(struct evhttp_request *req, int status, const char *type, struct evbuffer *body)
+reply(const struct env *e, struct evhttp_request *req, int status, const char *type,
+      struct evbuffer *body)
 {
     struct evkeyvalq *h = evhttp_request_get_output_headers(req);
 
     evhttp_add_header(h, "Content-Type", type);
     evhttp_add_header(h, "Cache-Control", "no-store");
-    if (draining)
+    if (e->draining)
         evhttp_add_header(h, "Connection", "close");
     if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
         /* The Content-Length the GET would have; evhttp sends no body for HEAD. */
@@ -74,20 +68,20 @@ status_dispatch(struct evhttp_request *req, void *arg)
 
     if (!metrics && !status) {
         evbuffer_add_printf(b, "not found: this port serves /metrics and /status\n");
-        reply(req, 404, "text/plain; charset=utf-8", b);
+        reply(e, req, 404, "text/plain; charset=utf-8", b);
         return;
     }
     if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
         evbuffer_add_printf(b, "method not allowed\n");
-        reply(req, 405, "text/plain; charset=utf-8", b);
+        reply(e, req, 405, "text/plain; charset=utf-8", b);
         return;
     }
     if (metrics) {
         metrics_write_prometheus(b, e->sb);
-        reply(req, 200, PROMETHEUS_TYPE, b);
+        reply(e, req, 200, PROMETHEUS_TYPE, b);
     } else {
         metrics_write_status(b, e->sb, query_has(evhttp_uri_get_query(uri), "full"));
-        reply(req, 200, "application/json; charset=utf-8", b);
+        reply(e, req, 200, "application/json; charset=utf-8", b);
     }
 }

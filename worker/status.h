@@ -20,7 +20,4 @@ struct evhttp_request;
 /* The evhttp generic callback of the status listener (arg: the struct env). */
 void status_dispatch(struct evhttp_request *req, void *arg);
 
-/* From now on every reply says "Connection: close": the worker drains. */
-void status_drain(void);
-
 #endif

@@ -50,7 +50,6 @@
 struct worker {
     struct env env; /* the base, the configuration, the services: what requests get */
     struct evhttp *http;
-    int draining;
     int nbound;
     struct evhttp_bound_socket *bound[CONFIG_MAX_LISTEN];
     struct evconnlistener *listener[CONFIG_MAX_LISTEN];
@@ -129,7 +128,7 @@ listening(const struct worker *w)
 static void
 exit_if_drained(struct worker *w)
 {
-    if (w->draining && http_in_flight() == 0 && http_sending() == 0 && conn_active() == 0 &&
+    if (w->env.draining && http_in_flight() == 0 && http_sending() == 0 && conn_active() == 0 &&
         conn_lingering() == 0 && !listening(w))
         event_base_loopexit(w->env.base, NULL);
 }
@@ -217,9 +216,9 @@ on_accept_retry(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (w->ready && !w->draining && !w->at_cap)
+    if (w->ready && !w->env.draining && !w->at_cap)
         set_accepting(w, 1);
-    if (w->status_listener && !w->draining)
+    if (w->status_listener && !w->env.draining)
         evconnlistener_enable(w->status_listener);
 }
 
@@ -269,7 +268,7 @@ on_conn_event(enum conn_news news, void *arg)
         set_accepting(w, 0);
     } else if (news == CONN_ROOM) {
         w->at_cap = 0;
-        if (w->ready && !w->draining)
+        if (w->ready && !w->env.draining)
             set_accepting(w, 1);
     }
     exit_if_drained(w);
@@ -297,7 +296,6 @@ retire_later(struct worker *w)
 static void
 stop_status(struct worker *w)
 {
-    status_drain();
     if (w->status_listener)
         evconnlistener_disable(w->status_listener);
     retire_later(w);
@@ -395,7 +393,7 @@ retire_listeners(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (w->draining && w->status_bound) { /* stop_status: drain() disabled it */
+    if (w->env.draining && w->status_bound) { /* stop_status: drain() disabled it */
         evhttp_del_accept_socket(w->status_http, w->status_bound); /* frees the listener too */
         w->status_bound = NULL;
         w->status_listener = NULL;
@@ -423,10 +421,9 @@ drain(struct worker *w)
 {
     struct timeval tv = {w->env.cfg->graceful_timeout, 0};
 
-    if (w->draining)
+    if (w->env.draining)
         return;
-    w->draining = 1;
-    http_drain();
+    w->env.draining = 1;
     stop_status(w);
     atomic_store(&w->env.slot->state, SLOT_DRAINING);
     event_active(w->accept_close, EV_TIMEOUT, 0);
@@ -551,7 +548,7 @@ setup_http(struct worker *w, struct listener_set *ls)
 
     w->http = evhttp_new(w->env.base);
     if (!w->http || conn_init(w->env.base, connection_cap(c), c->header_timeout, c->idle_timeout,
-                              c->send_timeout, on_conn_event, w) < 0)
+                              c->send_timeout, &w->env.draining, on_conn_event, w) < 0)
         return -1;
     evhttp_set_bevcb(w->http, conn_bevcb, NULL);
     evhttp_set_max_body_size(w->http, c->max_body_size);
@@ -654,7 +651,7 @@ become_ready(void *arg)
         return;
     w->ready = 1;
     evtimer_del(w->ready_wait);
-    if (!w->draining && !w->at_cap)
+    if (!w->env.draining && !w->at_cap)
         set_accepting(w, 1);
     atomic_store(&w->env.slot->state, SLOT_READY);
     log_debug("ready (generation %d, %d database connection(s) up)", w->generation,
