@@ -32,6 +32,7 @@ struct evhttp_request;
 struct evhttp_connection;
 struct conn;
 struct env;
+struct idem;
 
 struct http_ctx {
     struct http_ctx *prev, *next; /* every live ctx, for http_abort_all() */
@@ -51,11 +52,12 @@ struct http_ctx {
     struct router_match match;
     struct evkeyvalq query; /* parsed on first http_query() */
     int query_parsed;
-    uint64_t cache_epoch;   /* cache_epoch() when its filling query was sent */
-    int cache_fill;         /* its answer will be cached: read it on the primary */
+    uint64_t cache_epoch;    /* cache_epoch() when its filling query was sent */
+    int cache_fill;          /* its answer will be cached: read it on the primary */
     struct cache_fill *fill; /* the key its statement fills for other requests (cache_fill.h) */
-    const char *cors_allow; /* Access-Control-Allow-Origin for the answer, or NULL */
-    void *state;            /* the handler's own, freed with state_free */
+    const char *cors_allow;  /* Access-Control-Allow-Origin for the answer, or NULL */
+    struct idem *idem;       /* its Idempotency-Key (worker/idem.h), in state; NULL: none */
+    void *state;             /* the handler's own, freed with state_free */
     void (*state_free)(void *);
 };
 
