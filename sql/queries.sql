@@ -106,12 +106,31 @@
 SELECT max(version)::int4 AS version FROM schema_version;
 
 -- name: user_insert
--- $1 username text, $2 email text, $3 password_hash text.
+-- $1 username text, $2 email text, $3 password_hash text, $4
+-- Idempotency-Key text (NULL: none), $5 the request's fingerprint text.
 -- -> one user row.  23505 users_username_key / users_email_key when taken.
-INSERT INTO users (username, email, password_hash)
-VALUES ($1::text, $2::text, $3::text)
-RETURNING id, username, email, bio, image;
-
+-- With a key, the key lands with the user, in scope 0 (a registration has
+-- no caller), its answer the new id (see comment_insert: 23505
+-- idempotency_keys_pkey).
+WITH ins AS (
+    INSERT INTO users (username, email, password_hash)
+    VALUES ($1::text, $2::text, $3::text)
+    RETURNING id, username, email, bio, image
+), idem AS (
+    INSERT INTO idempotency_keys (scope, key, fingerprint, answer)
+    SELECT 0, $4::text, $5::text, jsonb_build_object('id', ins.id)
+      FROM ins WHERE $4::text IS NOT NULL
+)
+SELECT id, username, email, bio, image FROM ins;
+-- name: user_replay
+-- $1 scope int8 (0), $2 Idempotency-Key text, $3 the request's
+-- fingerprint text.  -> zero rows (no such key within the window, or its
+-- user is gone) or the user registered with it: user columns, 5
+-- password_hash (the replay checks the password against it), 6
+-- same_request bool.
+SELECT u.id, u.username, u.email, u.bio, u.image, u.password_hash, k.same_request
+  FROM conduit_idempotency_answer($1::int8, $2::text, $3::text) k
+  JOIN users u ON u.id = (k.stored_answer->>'id')::int8;
 -- name: user_by_email
 -- $1 email text (any case).  -> zero or one row: user columns, 5 password_hash.
 SELECT id, username, email, bio, image, password_hash

@@ -635,7 +635,7 @@ api_article_create(struct http_ctx *c)
     const int need = REQBODY_REQUIRED | REQBODY_NONEMPTY;
 
     if (auth_caller(c, AUTH_REQUIRED) < 0 || !(a = api_state_new(c, sizeof(*a), art_req_free)) ||
-        idem_read(c, &a->idem) < 0 || !(o = reqbody_object(c, "article", &a->doc)))
+        idem_read(c, &a->idem, NULL, 0) < 0 || !(o = reqbody_object(c, "article", &a->doc)))
         return;
     if (reqbody_string(c, o, "title", need, &title, NULL) < 0 ||
         reqbody_string(c, o, "description", need, &description, NULL) < 0 ||

@@ -108,8 +108,8 @@ api_comment_create(struct http_ctx *c)
     const cJSON *o;
 
     if (auth_caller(c, AUTH_REQUIRED) < 0 ||
-        !(r = api_state_new(c, sizeof(*r), comment_req_free)) || idem_read(c, &r->idem) < 0 ||
-        !(o = reqbody_object(c, "comment", &r->doc)))
+        !(r = api_state_new(c, sizeof(*r), comment_req_free)) ||
+        idem_read(c, &r->idem, NULL, 0) < 0 || !(o = reqbody_object(c, "comment", &r->doc)))
         return;
     if (reqbody_string(c, o, "body", REQBODY_REQUIRED | REQBODY_NONEMPTY, &r->body, NULL) < 0)
         return;

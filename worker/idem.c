@@ -39,12 +39,13 @@ idem_parse_key(const char *value, char *key)
 
 /*
  * SHA-256 over what makes the request this one: its route, its path's
- * parameters and its body, each followed by a NUL (no part can then pass
- * for the start of the next).  Byte for byte: a client repeats a request,
- * it does not rewrite it.
+ * parameters and its body (or the fields given), each followed by a NUL
+ * (no part can then pass for the start of the next).  Byte for byte: a
+ * client repeats a request, it does not rewrite it.
  */
 static int
-fingerprint(struct http_ctx *c, char out[IDEM_FINGERPRINT_LEN + 1])
+fingerprint(struct http_ctx *c, const char *const *fields, int n,
+            char out[IDEM_FINGERPRINT_LEN + 1])
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     unsigned char digest[EVP_MAX_MD_SIZE];
@@ -53,13 +54,18 @@ fingerprint(struct http_ctx *c, char out[IDEM_FINGERPRINT_LEN + 1])
     size_t blen;
     int ok;
 
-    body = http_body(c, &blen);
     ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
          EVP_DigestUpdate(md, c->match.route->pattern, strlen(c->match.route->pattern) + 1) == 1;
     for (int i = 0; ok && i < c->match.nparams; i++)
         ok = EVP_DigestUpdate(md, c->match.params[i], c->match.param_len[i] + 1) == 1;
-    ok = ok && (blen == 0 || EVP_DigestUpdate(md, body, blen) == 1) &&
-         EVP_DigestFinal_ex(md, digest, &dlen) == 1 && dlen * 2 == IDEM_FINGERPRINT_LEN;
+    if (fields) {
+        for (int i = 0; ok && i < n; i++)
+            ok = EVP_DigestUpdate(md, fields[i], strlen(fields[i]) + 1) == 1;
+    } else {
+        body = http_body(c, &blen);
+        ok = ok && (blen == 0 || EVP_DigestUpdate(md, body, blen) == 1);
+    }
+    ok = ok && EVP_DigestFinal_ex(md, digest, &dlen) == 1 && dlen * 2 == IDEM_FINGERPRINT_LEN;
     EVP_MD_CTX_free(md);
     if (!ok)
         return -1;
@@ -69,7 +75,7 @@ fingerprint(struct http_ctx *c, char out[IDEM_FINGERPRINT_LEN + 1])
 }
 
 int
-idem_read(struct http_ctx *c, struct idem *k)
+idem_read(struct http_ctx *c, struct idem *k, const char *const *fields, int n)
 {
     const char *v = http_header(c, IDEM_HEADER);
 
@@ -82,7 +88,7 @@ idem_read(struct http_ctx *c, struct idem *k)
                    "or '\\'), bare or in double quotes");
         return -1;
     }
-    if (fingerprint(c, k->fingerprint) < 0) {
+    if (fingerprint(c, fields, n, k->fingerprint) < 0) {
         k->key[0] = '\0';
         http_error(c, 503, "out of memory");
         return -1;
@@ -114,15 +120,23 @@ on_replay(void *arg, enum db_status st, const PGresult *res)
     }
     same = PQfnumber(res, "same_request");
     if (same < 0 || !db_bool(res, 0, same)) {
-        http_error(c, 422,
-                   "Idempotency-Key was already used with another request (another method, "
-                   "path or body): a key names one request");
+        idem_mismatch(c);
         return;
     }
     k->replayed = 1;
     if (c->req)
         evhttp_add_header(evhttp_request_get_output_headers(c->req), "Idempotent-Replayed", "true");
     k->answer(c, DB_OK, res);
+}
+
+void
+idem_mismatch(struct http_ctx *c)
+{
+    if (c->req)
+        evhttp_remove_header(evhttp_request_get_output_headers(c->req), "Idempotent-Replayed");
+    http_error(c, 422,
+               "Idempotency-Key was already used with another request (another method, path or "
+               "body): a key names one request");
 }
 
 void

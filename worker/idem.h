@@ -53,9 +53,12 @@ int idem_parse_key(const char *value, char *key);
 /*
  * Reads the request's header into k (zeroed by the caller): 0 (k->key ""
  * without one), or -1 after answering 400.  A keyed request's fingerprint
- * is computed here (-1 after a 503 when it cannot be).
+ * is computed here (-1 after a 503 when it cannot be), from its route, its
+ * path's parameters and its body, or, when fields is not NULL, the n
+ * strings of fields instead of the body (a registration: not the
+ * password, which must not be kept unhashed, even digested).
  */
-int idem_read(struct http_ctx *c, struct idem *k);
+int idem_read(struct http_ctx *c, struct idem *k, const char *const *fields, int n);
 
 /* The write statement's key parameter: NULL when the request has none. */
 const char *idem_key(const struct idem *k);
@@ -68,6 +71,12 @@ const char *idem_key(const struct idem *k);
  */
 void idem_begin(struct http_ctx *c, struct idem *k, int64_t scope, enum sql_query_id replay,
                 void (*write)(struct http_ctx *c), db_cb answer);
+
+/*
+ * The 422 to a key stored by another request (a replay found not to be
+ * this request's after all drops its Idempotent-Replayed header here).
+ */
+void idem_mismatch(struct http_ctx *c);
 
 /*
  * For a keyed write's callback: 23505 on the key (a concurrent request

@@ -4,7 +4,9 @@
 # item 3).  On a real master (-w 2 --pool 2):
 #   - the header: a keyed comment and article are answered, then the same
 #     request again is the same answer byte for byte with
-#     Idempotent-Replayed: true and nothing more stored; the same key with
+#     Idempotent-Replayed: true and nothing more stored; a keyed
+#     registration again is the same user with a working token, but only
+#     with the same password; the same key with
 #     another body or another path is a 422, another user's same key is
 #     their own; a key too long, empty, or with a space is a 400 that
 #     stores nothing; a key another request is storing (a transaction
@@ -95,6 +97,27 @@ is "answered the same, byte for byte" "$BODY" "$first"
 is "saying it is a replay" "$(header Idempotent-Replayed)" true
 is "one article stored" "$(psql -X -A -t -c "SELECT count(*) FROM articles WHERE title = 'Keyed'")" 1
 
+users() { psql -X -A -t -c "SELECT count(*) FROM users"; }
+U='{"user":{"username":"carol","email":"carol@example.io","password":"pw-carol"}}'
+n0=$(users)
+http_raw POST /api/users "$U" "" -H "Idempotency-Key: r-1"
+st "a keyed registration" 201
+is "not a replay" "$(header Idempotent-Replayed)" ""
+http_raw POST /api/users "$U" "" -H "Idempotency-Key: r-1"
+st "the same registration again" 201
+is "saying it is a replay" "$(header Idempotent-Replayed)" true
+is "of the same user" "$(printf '%s' "$BODY" | jq -r '.user.username + " " + .user.email')" "carol carol@example.io"
+http GET /api/user "" "$(printf '%s' "$BODY" | jq -r .user.token)"
+st "with a token that works" 200
+is "one user stored" "$(users)" $((n0 + 1))
+http_raw POST /api/users '{"user":{"username":"carol","email":"carol@example.io","password":"not-hers"}}' "" \
+    -H "Idempotency-Key: r-1"
+st "the key with another password: 422, no token" 422
+is "not a replay" "$(header Idempotent-Replayed)" ""
+http_raw POST /api/users '{"user":{"username":"dave","email":"dave@example.io","password":"pw-dave"}}' "" \
+    -H "Idempotency-Key: r-1"
+st "the key with another user" 422
+
 # ------------------------------------------------------------ bad keys
 n0=$(comments)
 for k in "$(printf 'x%.0s' $(seq 1 256))" '""' 'a b' 'caf\303\251'; do
@@ -175,22 +198,26 @@ is "  with Retry-After" "$(tr -d '\r' <"$T/blocked.hdr" | grep -ci '^retry-after
 is "  nothing stored" "$(comments)" "$n0"
 
 # ------------------------------------------------------------ under kills
-note "8 threads post keyed comments, retrying, while a busy conduitd backend is killed (SIGKILL) every 0.2 s"
+note "8 threads post keyed comments, retrying, while a conduitd backend is killed (SIGKILL) 0.3 s after PostgreSQL is back from the last"
+pg_up() { psql -X -q -A -t -c "SELECT 1" >/dev/null 2>&1; }
 wait_for 20 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$BASE/api/tags')\" = 200 ]" ||
     bail "no service before the load"
 before=$(comments)
 # Each SIGKILL makes PostgreSQL end every other backend at once (SIGQUIT,
 # wherever it is, even between a commit and its answer) and restart.
 (while [ ! -e "$T/kill.stop" ]; do
+    wait_for 30 pg_up || break
+    sleep 0.3
     _p=$(psql -X -A -t -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'conduitd' ORDER BY state = 'active' DESC, random() LIMIT 1" 2>/dev/null)
     [ -n "$_p" ] && as_pg kill -KILL "$_p" 2>/dev/null && echo "$_p" >>"$T/kills"
-    sleep 0.2
 done) &
 killer=$!
-"$PY" "$top_srcdir/t/retry_writes.py" "$BASE" "$ALICE" keys "$T/load.json" --threads 8 --writes 60
+t0=$(ms_now)
+"$PY" "$top_srcdir/t/retry_writes.py" "$BASE" "$ALICE" keys "$T/load.json" --threads 8 --writes 100000 --seconds 20
 touch "$T/kill.stop"
 wait "$killer"
-note "backends killed: $(wc -l <"$T/kills")"
+wait_for 30 pg_up || bail "PostgreSQL did not come back"
+note "backends killed: $(wc -l <"$T/kills") in $(($(ms_now) - t0)) ms"
 J="$T/load.json"
 note "writes: $(jq length "$J"), final statuses: $(jq -r '[.[].final] | group_by(.) | map("\(.[0])x\(length)") | join(" ")' "$J")"
 note "attempts: $(jq -r '[.[].attempts[].status] | group_by(.) | map("\(.[0])x\(length)") | join(" ")' "$J")"

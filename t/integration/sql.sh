@@ -96,16 +96,16 @@ is "the schema_version query" "$(q schema_version)" 2
 sql "DELETE FROM users WHERE username = 'canary'"
 
 # ------------------------------------------------------------ users
-A=$(q user_insert alice Alice@Example.COM hash-a | f1 1)
-B=$(q user_insert bob bob@example.com hash-b | f1 1)
-C=$(q user_insert carol carol@example.com hash-c | f1 1)
-D=$(q user_insert dave dave@example.com hash-d | f1 1)
+A=$(q_nokey user_insert alice Alice@Example.COM hash-a | f1 1)
+B=$(q_nokey user_insert bob bob@example.com hash-b | f1 1)
+C=$(q_nokey user_insert carol carol@example.com hash-c | f1 1)
+D=$(q_nokey user_insert dave dave@example.com hash-d | f1 1)
 is "user_insert returns four ids" "$(echo "$A $B $C $D" | awk '{ print NF }')" 4
 is "user_insert returns the user columns" "$(q user_by_id "$A")" "$A|alice|Alice@Example.COM|NULL|NULL"
-is "a taken username names users_username_key" "$(q user_insert alice other@x h)" \
+is "a taken username names users_username_key" "$(q_nokey user_insert alice other@x h)" \
     "ERROR 23505 users_username_key"
 is "a taken email, in another case, names users_email_key" \
-    "$(q user_insert alice2 ALICE@example.com h)" "ERROR 23505 users_email_key"
+    "$(q_nokey user_insert alice2 ALICE@example.com h)" "ERROR 23505 users_email_key"
 is "login finds the email in any case, keeps its case" "$(q user_by_email alice@EXAMPLE.com)" \
     "$A|alice|Alice@Example.COM|NULL|NULL|hash-a"
 is "login with an unknown email: zero rows" "$(q user_by_email nobody@example.com)" ""
@@ -268,11 +268,15 @@ is "comment_insert on an unknown article stores no key" \
     "$(q comment_insert nope "$B" x k2 fp1; sql "SELECT count(*) FROM idempotency_keys WHERE key = 'k2'")" 0
 r2=$(q article_insert "$A" keyed Keyed d b '\N' k3 fp3)
 is "article_replay: the row article_insert returned" "$(q article_replay "$A" k3 fp3)" "$r2|t"
-sql "UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key IN ('k1', 'k3')"
+u4=$(q user_insert keyuser keyuser@x hash-k k4 fp4 | f1 1)
+is "user_replay: the user registered with the key, with its hash" \
+    "$(q user_replay 0 k4 fp4 | awk -F'|' '{ print $1, $2, $6, $7 }')" "$u4 keyuser hash-k t"
+sql "UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key IN ('k1', 'k3', 'k4')"
 is "a key past the window (24 h): nothing to replay" "$(q comment_replay "$B" k1 fp1)" ""
 is "and it is purged, with the other expired ones" "$(sql "SELECT count(*) FROM idempotency_keys")" 0
 sql "DELETE FROM comments WHERE body = 'keyed'"
 sql "DELETE FROM articles WHERE slug = 'keyed'"
+sql "DELETE FROM users WHERE username = 'keyuser'"
 is "comments newest first" "$(q comments_list dragons "$A" | fall 4)" "third second first"
 is "comment author following, alice's view" "$(q comments_list dragons "$A" | fall 8)" "f t t"
 is "comments of an article without any: one row, id NULL" "$(q comments_list five "$A")" "NULL|NULL|NULL|NULL|NULL|NULL|NULL|f|f"
