@@ -290,6 +290,9 @@ on_login_row(void *arg, enum db_status st, const PGresult *res)
     struct http_ctx *c = arg;
     struct user_req *u = c->state;
 
+    /* A lookup (on the primary, not marked read-only): nothing to lose by asking again. */
+    if (st == DB_UNKNOWN)
+        st = DB_UNAVAILABLE;
     if (api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
