@@ -41,11 +41,6 @@ psql -X -q -c "ALTER SYSTEM SET synchronous_commit = on" -c "ALTER SYSTEM SET fs
     -c "SELECT pg_reload_conf()" >/dev/null || bail "cannot make commits durable"
 conduitd_start -w 2 --pool 2 --bcrypt-cost 4
 
-register() {
-    http POST /api/users "{\"user\":{\"username\":\"$1\",\"email\":\"$1@example.io\",\"password\":\"pw-$1\"}}"
-    [ "$STATUS" = 201 ] || bail "register $1: $STATUS $BODY"
-    printf '%s' "$BODY" | jq -r .user.token
-}
 ALICE=$(register alice)
 BOB=$(register bob)
 http POST /api/articles '{"article":{"title":"Keys","description":"d","body":"b"}}' "$ALICE"
