@@ -16,7 +16,8 @@
 #     502, no Retry-After, an error that says the outcome is unknown; its
 #     retry with the key writes it (nothing had committed) once; the same
 #     wait ended by pg_terminate_backend (an error as the statement's
-#     result: it did not commit) is still 503 with Retry-After;
+#     result: it did not commit) is still 503 with Retry-After, and so is a
+#     read (GET comments) whose backend is SIGKILLed;
 #   - under a POST load with keys (t/retry_writes.py: 8 threads, each
 #     retrying every failed request with the same key) while every
 #     conduitd backend is killed with pg_terminate_backend every 30 ms for
@@ -140,38 +141,47 @@ wait "$holder"
 is "and nothing stored" "$(comments)" "$n0"
 
 # ------------------------------------------------------------ unknown outcome
-# blocked_comment KEY BODY: starts a keyed comment on "keys" while a
-# transaction locks that article (FOR UPDATE), so its statement waits in
-# PostgreSQL; sets BACKEND to the pid of the backend that runs it, once it
-# waits, LOCKER and REQ to the two background jobs.
-blocked_comment() {
-    psql -X -q -c "BEGIN; SELECT 1 FROM articles WHERE slug = 'keys' FOR UPDATE; SELECT pg_sleep(20); COMMIT;" \
-        >/dev/null 2>&1 &
+# blocked LOCK CMD...: runs CMD (a request; its status, headers and body
+# go to $T/blocked.*) in the background while a transaction holds LOCK,
+# so that its statement waits in PostgreSQL; sets BACKEND to the pid of
+# the conduitd backend that waits, LOCKER and REQ to the two jobs.
+blocked() {
+    psql -X -q -c "BEGIN; $1; SELECT pg_sleep(20); COMMIT;" >/dev/null 2>&1 &
     LOCKER=$!
-    wait_for 10 sh -c "psql -X -A -t -c \"SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%FOR UPDATE%' AND wait_event = 'PgSleep'\" | grep -qx 1" ||
+    shift
+    wait_for 10 sh -c "psql -X -A -t -c \"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'psql' AND wait_event = 'PgSleep'\" | grep -qx 1" ||
         bail "the locking transaction did not start"
-    (keyed "$1" /api/articles/keys/comments "$2" "$ALICE"
+    ("$@"
      printf '%s\n' "$STATUS" >"$T/blocked.status"
      cp "$T/hdr" "$T/blocked.hdr"
      printf '%s' "$BODY" >"$T/blocked.body") &
     REQ=$!
     wait_for 10 sh -c "psql -X -A -t -c \"SELECT pid FROM pg_stat_activity WHERE application_name = 'conduitd' AND wait_event_type = 'Lock'\" | grep -q ." ||
-        bail "the comment did not wait for the lock"
+        bail "the request did not wait for the lock"
     BACKEND=$(psql -X -A -t -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'conduitd' AND wait_event_type = 'Lock'" | head -n 1)
+}
+# blocked_end: waits for the request, ends the locking transaction.
+blocked_end() {
+    wait "$REQ"
+    kill "$LOCKER" 2>/dev/null
+    wait "$LOCKER" 2>/dev/null
+}
+LOCK_ARTICLE="SELECT 1 FROM articles WHERE slug = 'keys' FOR UPDATE"
+# service: waits until every pool connection (2 workers x 2) is back.
+service() {
+    wait_for 30 sh -c "psql -X -A -t -c \"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'conduitd'\" 2>/dev/null | grep -qx 4" ||
+        bail "the pools did not reconnect"
 }
 
 n0=$(comments)
-blocked_comment k-kill '{"comment":{"body":"killed"}}'
+blocked "$LOCK_ARTICLE" keyed k-kill /api/articles/keys/comments '{"comment":{"body":"killed"}}' "$ALICE"
 as_pg kill -KILL "$BACKEND"
-wait "$REQ"
-kill "$LOCKER" 2>/dev/null
-wait "$LOCKER" 2>/dev/null
+blocked_end
 is "its backend killed (SIGKILL) while the write ran: 502" "$(cat "$T/blocked.status")" 502
 is "  without Retry-After" "$(tr -d '\r' <"$T/blocked.hdr" | grep -ci '^retry-after:')" 0
 check "  saying the outcome is unknown" grep -q 'outcome unknown' "$T/blocked.body"
 # PostgreSQL restarts every backend after one is killed; conduitd reconnects.
-wait_for 20 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$BASE/api/tags')\" = 200 ]" ||
-    bail "no service after the crash restart"
+service
 is "nothing stored (it had not committed)" "$(comments)" "$n0"
 for i in $(seq 1 20); do
     keyed k-kill /api/articles/keys/comments '{"comment":{"body":"killed"}}' "$ALICE"
@@ -183,20 +193,25 @@ is "  writes it (not a replay)" "$(header Idempotent-Replayed)" ""
 is "  once" "$(comments)" $((n0 + 1))
 
 n0=$(comments)
-blocked_comment k-term '{"comment":{"body":"terminated"}}'
+blocked "$LOCK_ARTICLE" keyed k-term /api/articles/keys/comments '{"comment":{"body":"terminated"}}' "$ALICE"
 psql -X -q -A -t -c "SELECT pg_terminate_backend($BACKEND)" >/dev/null
-wait "$REQ"
-kill "$LOCKER" 2>/dev/null
-wait "$LOCKER" 2>/dev/null
+blocked_end
 is "its backend terminated while it waited (an error as its result): 503" "$(cat "$T/blocked.status")" 503
 is "  with Retry-After" "$(tr -d '\r' <"$T/blocked.hdr" | grep -ci '^retry-after:')" 1
 is "  nothing stored" "$(comments)" "$n0"
 
+# A read changed nothing, whatever broke under it: 503, to be asked again.
+service
+blocked "LOCK TABLE comments IN ACCESS EXCLUSIVE MODE" http GET /api/articles/keys/comments
+as_pg kill -KILL "$BACKEND"
+blocked_end
+is "a read's backend killed (SIGKILL) while it ran: 503" "$(cat "$T/blocked.status")" 503
+is "  with Retry-After" "$(tr -d '\r' <"$T/blocked.hdr" | grep -ci '^retry-after:')" 1
+
 # ------------------------------------------------------------ under kills
 note "8 threads post keyed comments, retrying, while a conduitd backend is killed (SIGKILL) 0.3 s after PostgreSQL is back from the last"
 pg_up() { psql -X -q -A -t -c "SELECT 1" >/dev/null 2>&1; }
-wait_for 20 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$BASE/api/tags')\" = 200 ]" ||
-    bail "no service before the load"
+service
 before=$(comments)
 # Each SIGKILL makes PostgreSQL end every other backend at once (SIGQUIT,
 # wherever it is, even between a commit and its answer) and restart.
