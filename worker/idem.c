@@ -123,7 +123,6 @@ on_replay(void *arg, enum db_status st, const PGresult *res)
         idem_mismatch(c);
         return;
     }
-    k->replayed = 1;
     if (c->req)
         evhttp_add_header(evhttp_request_get_output_headers(c->req), "Idempotent-Replayed", "true");
     k->answer(c, DB_OK, res);

@@ -37,7 +37,6 @@ struct idem {
     char key[IDEM_KEY_MAX + 1];                 /* "" when the request carries none */
     char fingerprint[IDEM_FINGERPRINT_LEN + 1]; /* of the request, when keyed */
     char scope[24];                             /* the caller's id, "0" when anonymous */
-    int replayed;                               /* the answer is a stored one */
     void (*write)(struct http_ctx *c);          /* runs the write, keyed */
     db_cb answer;                               /* answers from the write's row */
 };
@@ -66,8 +65,8 @@ const char *idem_key(const struct idem *k);
 /*
  * Without a key: write(c) at once.  With one: the stored answer is looked
  * for with replay (parameters scope, key, fingerprint) first; answer(c,
- * DB_OK, row) gives it (k->replayed set: nothing was written, so nothing
- * is to be invalidated), or write(c) runs when there is none.
+ * DB_OK, row) gives it (with Idempotent-Replayed: true; nothing was
+ * written), or write(c) runs when there is none.
  */
 void idem_begin(struct http_ctx *c, struct idem *k, int64_t scope, enum sql_query_id replay,
                 void (*write)(struct http_ctx *c), db_cb answer);

@@ -146,10 +146,10 @@ is "and nothing stored" "$(comments)" "$n0"
 # so that its statement waits in PostgreSQL; sets BACKEND to the pid of
 # the conduitd backend that waits, LOCKER and REQ to the two jobs.
 blocked() {
-    psql -X -q -c "BEGIN; $1; SELECT pg_sleep(20); COMMIT;" >/dev/null 2>&1 &
+    PGAPPNAME=locker psql -X -q -c "BEGIN; $1; SELECT pg_sleep(20); COMMIT;" >/dev/null 2>&1 &
     LOCKER=$!
     shift
-    wait_for 10 sh -c "psql -X -A -t -c \"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'psql' AND wait_event = 'PgSleep'\" | grep -qx 1" ||
+    wait_for 10 sh -c "psql -X -A -t -c \"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'locker' AND wait_event = 'PgSleep'\" | grep -qx 1" ||
         bail "the locking transaction did not start"
     ("$@"
      printf '%s\n' "$STATUS" >"$T/blocked.status"
@@ -160,11 +160,15 @@ blocked() {
         bail "the request did not wait for the lock"
     BACKEND=$(psql -X -A -t -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'conduitd' AND wait_event_type = 'Lock'" | head -n 1)
 }
-# blocked_end: waits for the request, ends the locking transaction.
+# blocked_end: waits for the request, ends the locking transaction (its
+# backend too: pg_sleep would outlive its client).
 blocked_end() {
     wait "$REQ"
-    kill "$LOCKER" 2>/dev/null
+    psql -X -q -A -t -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'locker'" \
+        >/dev/null 2>&1
     wait "$LOCKER" 2>/dev/null
+    wait_for 10 sh -c "psql -X -A -t -c \"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'locker'\" 2>/dev/null | grep -qx 0" ||
+        bail "the locking transaction did not end"
 }
 LOCK_ARTICLE="SELECT 1 FROM articles WHERE slug = 'keys' FOR UPDATE"
 # service: waits until every pool connection (2 workers x 2) is back.
