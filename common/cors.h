@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #define CORS_ALLOW_METHODS "GET, POST, PUT, DELETE"
-#define CORS_ALLOW_HEADERS "Authorization, Content-Type"
+#define CORS_ALLOW_HEADERS "Authorization, Content-Type, Idempotency-Key"
 #define CORS_MAX_AGE "7200" /* Chromium's cap; Firefox takes up to a day */
 
 /*

@@ -119,12 +119,31 @@ WITH me AS MATERIALIZED (
 SELECT max(version)::int4 AS version FROM schema_version;
 
 -- name: user_insert
--- $1 username text, $2 email text, $3 password_hash text.
+-- $1 username text, $2 email text, $3 password_hash text, $4
+-- Idempotency-Key text (NULL: none), $5 the request's fingerprint text.
 -- -> one user row.  23505 users_username_key / users_email_key when taken.
-INSERT INTO users (username, email, password_hash)
-VALUES ($1::text, $2::text, $3::text)
-RETURNING id, username, email, bio, image;
-
+-- With a key, the key lands with the user, in scope 0 (a registration has
+-- no caller), its answer the new id (see comment_insert: 23505
+-- idempotency_keys_pkey).
+WITH ins AS (
+    INSERT INTO users (username, email, password_hash)
+    VALUES ($1::text, $2::text, $3::text)
+    RETURNING id, username, email, bio, image
+), idem AS (
+    INSERT INTO idempotency_keys (scope, key, fingerprint, answer)
+    SELECT 0, $4::text, $5::text, jsonb_build_object('id', ins.id)
+      FROM ins WHERE $4::text IS NOT NULL
+)
+SELECT id, username, email, bio, image FROM ins;
+-- name: user_replay
+-- $1 scope int8 (0), $2 Idempotency-Key text, $3 the request's
+-- fingerprint text.  -> zero rows (no such key within the window, or its
+-- user is gone) or the user registered with it: user columns, 5
+-- password_hash (the replay checks the password against it), 6
+-- same_request bool.
+SELECT u.id, u.username, u.email, u.bio, u.image, u.password_hash, k.same_request
+  FROM conduit_idempotency_answer($1::int8, $2::text, $3::text) k
+  JOIN users u ON u.id = (k.stored_answer->>'id')::int8;
 -- name: user_by_email
 -- $1 email text (any case).  -> zero or one row: user columns, 5 password_hash.
 SELECT id, username, email, bio, image, password_hash
@@ -517,9 +536,11 @@ SELECT a.slug, a.title, a.description,
 -- name: article_insert
 -- $1 author (viewer) int8, $2 base slug text (computed by C from the
 -- title), $3 title text, $4 description text, $5 body text, $6 tags text
--- (E'\x1f'-joined; NULL or '' for none).
+-- (E'\x1f'-joined; NULL or '' for none), $7 Idempotency-Key text (NULL:
+-- none), $8 the request's fingerprint text.
 -- -> one row: article columns 0..11, 12 body.  Article, tags and links land
--- in one statement, so together or not at all.
+-- in one statement, so together or not at all; with a key, the key and
+-- this row too (see comment_insert: 23505 idempotency_keys_pkey).
 -- Slug: the base if free, else base-<id36>, <id36> being the new article's
 -- own id (taken from the sequence first) in base 36, conduit_base36(), the
 -- form of common/slug.h's slug_with_suffix().  The C side sends only the
@@ -557,19 +578,44 @@ WITH nid AS (
 ), link AS (
     INSERT INTO article_tags (article_id, tag_id, created_at)
     SELECT art.id, tg.id, art.created_at FROM art CROSS JOIN tg ORDER BY tg.id
+), res AS (
+    SELECT art.slug, art.title, art.description,
+           coalesce((SELECT string_agg(name, E'\x1f' ORDER BY name COLLATE "C")
+                       FROM names), '') AS tag_list,
+           art.created_at, art.updated_at,
+           false AS favorited,
+           0::int8 AS favorites_count,
+           u.username, u.bio, u.image,
+           false AS following,
+           art.body
+      FROM art
+      JOIN users u ON u.id = art.author_id
+), idem AS (
+    INSERT INTO idempotency_keys (scope, key, fingerprint, answer)
+    SELECT $1::int8, $7::text, $8::text, to_jsonb(res) FROM res WHERE $7::text IS NOT NULL
 )
-SELECT art.slug, art.title, art.description,
-       coalesce((SELECT string_agg(name, E'\x1f' ORDER BY name COLLATE "C")
-                   FROM names), '') AS tag_list,
-       art.created_at, art.updated_at,
+SELECT slug, title, description, tag_list, created_at, updated_at, favorited,
+       favorites_count, username, bio, image, following, body
+  FROM res;
+-- name: article_replay
+-- $1 viewer int8 (the key's scope), $2 Idempotency-Key text, $3 the
+-- request's fingerprint text.  As comment_replay: zero rows, or
+-- article_insert's row as stored with the key, then 13 same_request bool.
+SELECT k.stored_answer->>'slug' AS slug,
+       k.stored_answer->>'title' AS title,
+       k.stored_answer->>'description' AS description,
+       k.stored_answer->>'tag_list' AS tag_list,
+       (k.stored_answer->>'created_at')::timestamptz AS created_at,
+       (k.stored_answer->>'updated_at')::timestamptz AS updated_at,
        false AS favorited,
        0::int8 AS favorites_count,
-       u.username, u.bio, u.image,
+       k.stored_answer->>'username' AS username,
+       k.stored_answer->>'bio' AS bio,
+       k.stored_answer->>'image' AS image,
        false AS following,
-       art.body
-  FROM art
-  JOIN users u ON u.id = art.author_id;
-
+       k.stored_answer->>'body' AS body,
+       k.same_request
+  FROM conduit_idempotency_answer($1::int8, $2::text, $3::text) k;
 -- name: article_update
 -- $1 slug text, $2 viewer int8, $3 new base slug text (NULL when the title
 -- is not changed), $4 title text, $5 description text, $6 body text,
@@ -773,9 +819,13 @@ SELECT c.id, c.created_at, c.updated_at, c.body,
  ORDER BY top.created_at DESC, top.id DESC;
 
 -- name: comment_insert
--- $1 slug text, $2 viewer int8 (the author, required), $3 body text.
+-- $1 slug text, $2 viewer int8 (the author, required), $3 body text, $4
+-- Idempotency-Key text (NULL: none), $5 the request's fingerprint text.
 -- -> zero rows (404) or one comment row (author_following false), then 8
--- caller_gone bool.
+-- caller_gone bool.  With a key, the key and this row land with the
+-- comment (idempotency_keys in schema.sql); 23505 idempotency_keys_pkey
+-- when another request stored that key meanwhile (it waited for that
+-- request's commit).
 -- use: caller_gone viewer=$2::int8
 ), art AS (
     -- FOR KEY SHARE: an article deleted meanwhile is a 404, not a 23503.
@@ -784,15 +834,38 @@ SELECT c.id, c.created_at, c.updated_at, c.body,
     INSERT INTO comments (article_id, author_id, body)
     SELECT art.id, $2::int8, $3::text FROM art, me WHERE NOT me.caller_gone
     RETURNING id, created_at, updated_at, body, author_id
+), res AS (
+    SELECT ins.id, ins.created_at, ins.updated_at, ins.body, u.username, u.bio, u.image
+      FROM ins JOIN users u ON u.id = ins.author_id
+), idem AS (
+    INSERT INTO idempotency_keys (scope, key, fingerprint, answer)
+    SELECT $2::int8, $4::text, $5::text, to_jsonb(res) FROM res WHERE $4::text IS NOT NULL
 )
-SELECT ins.id, ins.created_at, ins.updated_at, ins.body,
-       u.username, u.bio, u.image,
+SELECT res.id, res.created_at, res.updated_at, res.body,
+       res.username, res.bio, res.image,
        false AS following,
        me.caller_gone
   FROM me
-  LEFT JOIN (ins JOIN users u ON u.id = ins.author_id) ON true
- WHERE ins.id IS NOT NULL OR me.caller_gone;
-
+  LEFT JOIN res ON true
+ WHERE res.id IS NOT NULL OR me.caller_gone;
+-- name: comment_replay
+-- $1 viewer int8 (the key's scope), $2 Idempotency-Key text, $3 the
+-- request's fingerprint text.  Not read-only: it purges expired keys.
+-- -> zero rows (no such key within the window) or comment_insert's row as
+-- that statement stored it with the key, then 9 same_request bool (false:
+-- the key was stored by another request; the other columns are then
+-- that request's, not to be shown).
+SELECT (k.stored_answer->>'id')::int8 AS id,
+       (k.stored_answer->>'created_at')::timestamptz AS created_at,
+       (k.stored_answer->>'updated_at')::timestamptz AS updated_at,
+       k.stored_answer->>'body' AS body,
+       k.stored_answer->>'username' AS username,
+       k.stored_answer->>'bio' AS bio,
+       k.stored_answer->>'image' AS image,
+       false AS following,
+       false AS caller_gone,
+       k.same_request
+  FROM conduit_idempotency_answer($1::int8, $2::text, $3::text) k;
 -- name: comment_delete
 -- $1 slug text, $2 comment id int8, $3 viewer int8 (required).
 -- -> always one row: 0 article_found bool, 1 comment_found bool (the comment

@@ -1,4 +1,8 @@
--- conduitd database schema, version 1.
+-- conduitd database schema, version 2.
+--
+-- A database of version 1 is brought to version 2 by conduitd --init-db,
+-- which then sends only the part between "-- @@ version 2" and
+-- "-- @@ end of version 2" below (in one transaction of its own).
 --
 -- Apply once, to an empty database, with
 --     psql -v ON_ERROR_STOP=1 -f sql/schema.sql
@@ -716,6 +720,59 @@ BEGIN
     RETURN NULL;
 END
 $fn$;
+
+-- @@ version 2
+-- ===================================================================
+-- Idempotency keys (docs/api.md, "Idempotency-Key")
+-- ===================================================================
+-- One row per Idempotency-Key a client sent with a POST that wrote.  The
+-- row is inserted by the write's own statement (comment_insert,
+-- article_insert, user_insert in sql/queries.sql), so the key exists
+-- exactly when the write committed: a retry after an answer that said the
+-- outcome is unknown finds it and is given the stored answer, and a write
+-- that did not commit left no key, so its retry writes.  scope is the
+-- caller's user id, or 0 for a registration (no caller yet); fingerprint
+-- the request's digest (method, route, path, body) made by the C side;
+-- answer the result row of the write's statement (to_jsonb), from which
+-- the *_replay statements rebuild the same row.  Keys live 24 hours,
+-- deleted lazily by conduit_idempotency_answer().
+CREATE TABLE idempotency_keys (
+    scope bigint NOT NULL,
+    key text NOT NULL,
+    fingerprint text NOT NULL,
+    answer jsonb NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT idempotency_keys_pkey PRIMARY KEY (scope, key)
+);
+CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at);
+
+-- The stored answer under (k_scope, k_key) if it is within the window, and
+-- whether the request that stored it had the fingerprint given.  On the
+-- way it deletes that key if it is older than the window, so the write
+-- that follows may store it again, and up to 16 other expired keys: the
+-- table purges itself a little at every lookup, with no job to schedule
+-- (SKIP LOCKED: two lookups never wait for each other's purge).
+CREATE FUNCTION conduit_idempotency_answer(k_scope bigint, k_key text, k_fingerprint text)
+    RETURNS TABLE (same_request boolean, stored_answer jsonb)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    expired timestamptz := now() - interval '24 hours';
+BEGIN
+    DELETE FROM idempotency_keys k
+     WHERE k.scope = k_scope AND k.key = k_key AND k.created_at < expired;
+    DELETE FROM idempotency_keys k
+     WHERE (k.scope, k.key) IN (SELECT o.scope, o.key FROM idempotency_keys o
+                                 WHERE o.created_at < expired
+                                 ORDER BY o.created_at LIMIT 16
+                                   FOR UPDATE SKIP LOCKED);
+    RETURN QUERY SELECT k.fingerprint = k_fingerprint, k.answer
+                   FROM idempotency_keys k
+                  WHERE k.scope = k_scope AND k.key = k_key AND k.created_at >= expired;
+END
+$fn$;
+
+INSERT INTO schema_version (version) VALUES (2);
+-- @@ end of version 2
 
 -- @@ post-load: a bulk loader sends everything above this line, then its
 -- data, then everything below, in one session (see the top of the file).

@@ -283,6 +283,14 @@ http() {
     http_raw "$1" "$2" "${3:-}" "${4:+Token $4}"
 }
 
+# register NAME: registers NAME (email NAME@example.io, password pw-NAME);
+# prints the new user's token, or bails.
+register() {
+    http POST /api/users "{\"user\":{\"username\":\"$1\",\"email\":\"$1@example.io\",\"password\":\"pw-$1\"}}"
+    [ "$STATUS" = 201 ] || bail "register $1: $STATUS $BODY"
+    printf '%s' "$BODY" | jq -r .user.token
+}
+
 # short TEXT [N]: TEXT on one line, at most N bytes (400).
 short() { printf '%s' "$1" | tr '\r\n' '  ' | head -c "${2:-400}"; }
 

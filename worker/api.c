@@ -37,6 +37,14 @@ api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res)
         http_unavailable(c, "server busy, try again shortly");
         return 1;
     }
+    if (st == DB_UNKNOWN) {
+        /* A read changed nothing, so it may be asked again; a write may have committed. */
+        if (sql_queries[c->db_q].read_only)
+            http_unavailable(c, "database unavailable, try again shortly");
+        else
+            http_error(c, 502, API_OUTCOME_UNKNOWN);
+        return 1;
+    }
     log_error("query failed: %s %s", db_sqlstate(res),
               res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : "");
     http_error(c, 500, "internal error");

@@ -7,8 +7,8 @@
  * Every handler follows one shape: check auth and input (answering 401 or
  * 422 itself), send one query with api_query(), and in the callback write
  * the response into c->env->scratch and call http_reply() exactly once.  A callback first checks st
- * with api_db_failed(), which answers 503 for an unavailable database and a logged 500 for anything
- * else not handled by the caller.
+ * with api_db_failed(), which answers 503 for an unavailable database, 502 for a write whose
+ * outcome is unknown, and a logged 500 for anything else not handled by the caller.
  */
 #ifndef CONDUITD_API_H
 #define CONDUITD_API_H
@@ -48,11 +48,22 @@ void api_comment_delete(struct http_ctx *c);
 void api_tags_list(struct http_ctx *c);
 
 /*
+ * The answer to a write whose connection broke after it was sent: it may
+ * have committed, so it says so, and carries no Retry-After (docs/api.md,
+ * "Unknown outcome").
+ */
+#define API_OUTCOME_UNKNOWN                                                                        \
+    "outcome unknown: the database connection broke while the write ran, and it may have "         \
+    "been stored; read before repeating it, or repeat it with the same Idempotency-Key"
+
+/*
  * For a callback: answers a failed query (st != DB_OK) and returns 1, or
  * returns 0 when st is DB_OK.  503 with Retry-After for DB_UNAVAILABLE and
  * DB_TIMED_OUT (a callback never sees DB_ABANDONED: api_query ends those);
- * otherwise a 500 with the SQLSTATE logged (callers that expect an error,
- * such as 23505, test for it before calling this).
+ * DB_UNKNOWN: 502 with API_OUTCOME_UNKNOWN for a statement that writes,
+ * 503 with Retry-After for a read-only one (nothing to lose by asking
+ * again); otherwise a 500 with the SQLSTATE logged (callers that expect an
+ * error, such as 23505, test for it before calling this).
  */
 int api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res);
 

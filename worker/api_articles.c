@@ -29,6 +29,7 @@
 #include "worker/cache_fill.h"
 #include "worker/env.h"
 #include "worker/http.h"
+#include "worker/idem.h"
 #include "worker/reqbody.h"
 
 #define LIMIT_DEFAULT 20
@@ -44,7 +45,7 @@
 /* A list's column 12. */
 #define COL_ARTICLES_COUNT 12
 
-#define NPARAMS_MAX 7
+#define NPARAMS_MAX 8
 
 /* What an article write carries between its query and a retry of it. */
 struct art_req {
@@ -55,6 +56,7 @@ struct art_req {
     const char *params[NPARAMS_MAX];
     enum sql_query_id q;
     int retried;
+    struct idem idem; /* create: its Idempotency-Key */
 };
 
 static void
@@ -592,22 +594,37 @@ api_article_delete(struct http_ctx *c)
 
 /* ---------------------------------------------------------------- create */
 
+/* The write's row, or the one stored with its Idempotency-Key: the same answer. */
 static void
 on_created(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
 
-    if (retry_once(c, st, res, on_created) || api_fk_gone(c, st, res) || api_db_failed(c, st, res))
+    if (retry_once(c, st, res, on_created) || idem_conflict(c, st, res) ||
+        api_fk_gone(c, st, res) || api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
         /* The insert happened but the author's row was not found: gone. */
         api_no_caller(c);
         return;
     }
+    /*
+     * A replay wrote nothing, but the write it replays may have lost its
+     * answer (a 502) before it dropped what it changed: dropping again
+     * costs a miss at most.
+     */
     drop_cached_tags(c);
     if (c->env->cache)
         cache_wrote_article(c->env->cache, res, c->user_id, NULL, 1);
     reply_article(c, 201, res);
+}
+
+static void
+insert(struct http_ctx *c)
+{
+    struct art_req *a = c->state;
+
+    api_query(c, a->q, a->params, on_created);
 }
 
 void
@@ -619,7 +636,7 @@ api_article_create(struct http_ctx *c)
     const int need = REQBODY_REQUIRED | REQBODY_NONEMPTY;
 
     if (auth_caller(c, AUTH_REQUIRED) < 0 || !(a = api_state_new(c, sizeof(*a), art_req_free)) ||
-        !(o = reqbody_object(c, "article", &a->doc)))
+        idem_read(c, &a->idem, NULL, 0) < 0 || !(o = reqbody_object(c, "article", &a->doc)))
         return;
     if (reqbody_string(c, o, "title", need, &title, NULL) < 0 ||
         reqbody_string(c, o, "description", need, &description, NULL) < 0 ||
@@ -634,7 +651,9 @@ api_article_create(struct http_ctx *c)
     a->params[3] = description;
     a->params[4] = body;
     a->params[5] = a->tags;
-    api_query(c, a->q, a->params, on_created);
+    a->params[6] = idem_key(&a->idem);
+    a->params[7] = a->idem.fingerprint;
+    idem_begin(c, &a->idem, c->user_id, SQL_ARTICLE_REPLAY, insert, on_created);
 }
 
 /* ---------------------------------------------------------------- update */

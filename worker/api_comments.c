@@ -12,6 +12,7 @@
 #include "worker/auth.h"
 #include "worker/env.h"
 #include "worker/http.h"
+#include "worker/idem.h"
 #include "worker/reqbody.h"
 
 static void
@@ -48,19 +49,31 @@ api_comments_list(struct http_ctx *c)
     api_param_query(c, SQL_COMMENTS_LIST, AUTH_OPTIONAL, on_list);
 }
 
+/* A comment's creation between its steps: the parsed body, its key. */
+struct comment_req {
+    cJSON *doc; /* body points into it */
+    const char *body;
+    struct idem idem;
+};
+
 static void
-doc_free(void *p)
+comment_req_free(void *p)
 {
-    cJSON_Delete(p);
+    struct comment_req *r = p;
+
+    cJSON_Delete(r->doc);
+    free(r);
 }
 
+/* The write's row, or the one stored with its Idempotency-Key: the same answer. */
 static void
 on_created(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
     struct evbuffer *b;
 
-    if (api_fk_gone(c, st, res) || api_db_failed(c, st, res) || api_caller_gone(c, res))
+    if (idem_conflict(c, st, res) || api_fk_gone(c, st, res) || api_db_failed(c, st, res) ||
+        api_caller_gone(c, res))
         return;
     if (PQntuples(res) == 0) {
         http_error(c, 404, "article not found");
@@ -73,25 +86,34 @@ on_created(void *arg, enum db_status st, const PGresult *res)
     http_reply(c, 200, b);
 }
 
+static void
+insert(struct http_ctx *c)
+{
+    struct comment_req *r = c->state;
+    char who[24];
+    const char *params[5];
+
+    params[0] = http_param(c, 0, NULL);
+    params[1] = api_itoa(c->user_id, who);
+    params[2] = r->body;
+    params[3] = idem_key(&r->idem);
+    params[4] = r->idem.fingerprint;
+    api_query(c, SQL_COMMENT_INSERT, params, on_created);
+}
+
 void
 api_comment_create(struct http_ctx *c)
 {
-    char who[24];
-    const char *params[3];
-    const char *body;
-    cJSON *doc;
+    struct comment_req *r;
     const cJSON *o;
 
-    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(o = reqbody_object(c, "comment", &doc)))
+    if (auth_caller(c, AUTH_REQUIRED) < 0 ||
+        !(r = api_state_new(c, sizeof(*r), comment_req_free)) ||
+        idem_read(c, &r->idem, NULL, 0) < 0 || !(o = reqbody_object(c, "comment", &r->doc)))
         return;
-    c->state = doc;
-    c->state_free = doc_free;
-    if (reqbody_string(c, o, "body", REQBODY_REQUIRED | REQBODY_NONEMPTY, &body, NULL) < 0)
+    if (reqbody_string(c, o, "body", REQBODY_REQUIRED | REQBODY_NONEMPTY, &r->body, NULL) < 0)
         return;
-    params[0] = http_param(c, 0, NULL);
-    params[1] = api_itoa(c->user_id, who);
-    params[2] = body;
-    api_query(c, SQL_COMMENT_INSERT, params, on_created);
+    idem_begin(c, &r->idem, c->user_id, SQL_COMMENT_REPLAY, insert, on_created);
 }
 
 static void

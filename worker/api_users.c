@@ -22,6 +22,7 @@
 #include "worker/cache.h"
 #include "worker/env.h"
 #include "worker/http.h"
+#include "worker/idem.h"
 #include "worker/reqbody.h"
 
 #define USERNAME_MAX 64
@@ -36,7 +37,8 @@ struct user_req {
     /* login: the user row, kept past its PGresult while the hash is checked */
     int found;
     int64_t id;
-    char *row[4]; /* username, email, bio, image; NULL for SQL NULL */
+    char *row[4];     /* username, email, bio, image; NULL for SQL NULL */
+    struct idem idem; /* registration: its Idempotency-Key */
 };
 
 static void
@@ -139,12 +141,32 @@ check_lengths(struct http_ctx *c, const struct user_req *u)
 
 /* ---------------------------------------------------------------- register */
 
+/*
+ * Keeps the user row (id, then username, email, bio, image) past its
+ * PGresult, which is cleared when the callback returns, while a hash is
+ * checked.  -1 after answering 503.
+ */
+static int
+keep_user_row(struct http_ctx *c, struct user_req *u, const PGresult *res)
+{
+    u->found = 1;
+    u->id = db_int8(res, 0, 0);
+    for (int i = 0; i < 4; i++) {
+        const char *v = db_text(res, 0, i + 1, NULL);
+        if (v && !(u->row[i] = strdup(v))) {
+            http_error(c, 503, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static void
 on_registered(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
 
-    if (reply_taken(c, st, res) || api_db_failed(c, st, res))
+    if (reply_taken(c, st, res) || idem_conflict(c, st, res) || api_db_failed(c, st, res))
         return;
     /* The new user's token reads next: from the primary until a standby has this row. */
     api_wrote(c, db_int8(res, 0, 0));
@@ -156,7 +178,7 @@ on_register_hashed(void *arg, int ok, const char *hash)
 {
     struct http_ctx *c = arg;
     struct user_req *u = c->state;
-    const char *params[3];
+    const char *params[5];
 
     if (api_hash_shed(c, ok))
         return;
@@ -172,7 +194,51 @@ on_register_hashed(void *arg, int ok, const char *hash)
     params[0] = u->username;
     params[1] = u->email;
     params[2] = u->hash;
+    params[3] = idem_key(&u->idem);
+    params[4] = u->idem.fingerprint;
     api_query(c, SQL_USER_INSERT, params, on_registered);
+}
+
+static void
+register_user(struct http_ctx *c)
+{
+    struct user_req *u = c->state;
+
+    bcrypt_hash(c->env->bcrypt, u->password, on_register_hashed, c, api_still_wanted);
+}
+
+static void
+on_replay_checked(void *arg, int ok, const char *hash)
+{
+    struct http_ctx *c = arg;
+    struct user_req *u = c->state;
+
+    (void)hash;
+    if (api_hash_shed(c, ok))
+        return;
+    if (!ok) {
+        idem_mismatch(c);
+        return;
+    }
+    reply_user_fields(c, 201, u->id, (const char *const *)u->row, NULL);
+}
+
+/*
+ * The user registered with this key (user_replay's row): answered again,
+ * with a fresh token, only to a request that knows its password, as a
+ * login would be.  The key's fingerprint leaves the password out.
+ */
+static void
+on_register_replay(void *arg, enum db_status st, const PGresult *res)
+{
+    struct http_ctx *c = arg;
+    struct user_req *u = c->state;
+
+    (void)st;
+    if (keep_user_row(c, u, res) < 0)
+        return;
+    bcrypt_verify(c->env->bcrypt, u->password, db_text(res, 0, 5, NULL), on_replay_checked, c,
+                  api_still_wanted);
 }
 
 void
@@ -188,7 +254,9 @@ api_users_register(struct http_ctx *c)
         reqbody_string(c, o, "email", need, &u->email, NULL) < 0 ||
         reqbody_string(c, o, "password", need, &u->password, NULL) < 0 || check_lengths(c, u) < 0)
         return;
-    bcrypt_hash(c->env->bcrypt, u->password, on_register_hashed, c, api_still_wanted);
+    if (idem_read(c, &u->idem, (const char *const[]){u->username, u->email}, 2) < 0)
+        return;
+    idem_begin(c, &u->idem, 0, SQL_USER_REPLAY, register_user, on_register_replay);
 }
 
 /* ---------------------------------------------------------------- login */
@@ -222,6 +290,9 @@ on_login_row(void *arg, enum db_status st, const PGresult *res)
     struct http_ctx *c = arg;
     struct user_req *u = c->state;
 
+    /* A lookup (on the primary, not marked read-only): nothing to lose by asking again. */
+    if (st == DB_UNKNOWN)
+        st = DB_UNAVAILABLE;
     if (api_db_failed(c, st, res))
         return;
     if (PQntuples(res) == 0) {
@@ -229,16 +300,8 @@ on_login_row(void *arg, enum db_status st, const PGresult *res)
                       api_still_wanted);
         return;
     }
-    /* Keep the row: the PGresult is cleared when this returns. */
-    u->found = 1;
-    u->id = db_int8(res, 0, 0);
-    for (int i = 0; i < 4; i++) {
-        const char *v = db_text(res, 0, i + 1, NULL);
-        if (v && !(u->row[i] = strdup(v))) {
-            http_error(c, 503, "out of memory");
-            return;
-        }
-    }
+    if (keep_user_row(c, u, res) < 0)
+        return;
     bcrypt_verify(c->env->bcrypt, u->password, db_text(res, 0, 5, NULL), on_login_checked, c,
                   api_still_wanted);
 }

@@ -440,6 +440,24 @@ settle(struct db_pool *p)
     cb(p->settled_arg);
 }
 
+/*
+ * What a statement whose connection broke did, told by its first result
+ * (from the server: libpq's own have no SQLSTATE or class 08).  An error
+ * there means it failed, so it did not commit: an implicit transaction
+ * commits at the Sync that follows a statement, after its CommandComplete,
+ * which would have been read first.  Its rows whole, or nothing, leave the
+ * commit unknown.
+ */
+static enum db_status
+broken_outcome(const PGresult *first)
+{
+    const char *s = db_sqlstate(first);
+
+    if (first && PQresultStatus(first) == PGRES_FATAL_ERROR && s[0] && strncmp(s, "08", 2) != 0)
+        return DB_UNAVAILABLE;
+    return DB_UNKNOWN;
+}
+
 static void
 pool_conn_broken(struct pool_conn *c, const char *why)
 {
@@ -483,6 +501,12 @@ pool_conn_broken(struct pool_conn *c, const char *why)
         p->first_failures++;
     }
     if (c->job) {
+        /* Sent: libpq may hold its first result still, read with the end of the stream. */
+        if (c->state == CONN_BUSY) {
+            PGresult *r = c->res || !c->pg || PQisBusy(c->pg) ? NULL : PQgetResult(c->pg);
+            c->job->fail_st = broken_outcome(c->res ? c->res : r);
+            PQclear(r);
+        }
         fail_later(p, c->job);
         c->job = NULL;
     }
@@ -706,6 +730,7 @@ command_done(struct pool_conn *c)
                               ? "the server is read-only (a standby? the connection string "
                                 "wants target_session_attrs=read-write)"
                               : "the server ended the session";
+        j->fail_st = broken_outcome(res);
         fail_later(c->pool, j);
         PQclear(res);
         pool_conn_broken(c, why);

@@ -7,6 +7,9 @@
  * socket is readable.  When every connection is busy a query waits in a
  * bounded FIFO; past its bound, or while no connection is up, the caller
  * is told DB_UNAVAILABLE at once (the request gets 503 with Retry-After).
+ * A query whose connection breaks after it was sent, before its result
+ * (or with no result but an error), is told DB_UNKNOWN: it may have
+ * committed, so a write must not be answered "try again".
  * A broken connection is re-opened with a doubling backoff; the worker
  * never exits for it.  No blocking libpq call runs here.
  *
@@ -42,7 +45,8 @@ enum db_status {
     DB_SQL_ERROR,   /* PostgreSQL refused the query; res holds the error */
     DB_UNAVAILABLE, /* no connection, or the wait queue is full: try later */
     DB_TIMED_OUT,   /* waited queue_timeout for a connection: not sent (try later) */
-    DB_ABANDONED    /* wanted() said no while it waited: not sent, nobody to answer */
+    DB_ABANDONED,   /* wanted() said no while it waited: not sent, nobody to answer */
+    DB_UNKNOWN      /* sent, and the connection broke before its result: it may have committed */
 };
 
 typedef void (*db_cb)(void *arg, enum db_status st, const PGresult *res);

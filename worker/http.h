@@ -32,6 +32,7 @@ struct evhttp_request;
 struct evhttp_connection;
 struct conn;
 struct env;
+struct idem;
 
 struct http_ctx {
     struct http_ctx *prev, *next; /* every live ctx, for http_abort_all() */
@@ -55,6 +56,7 @@ struct http_ctx {
     int cache_fill;          /* its answer will be cached: read it on the primary */
     struct cache_fill *fill; /* the key its statement fills for other requests (cache_fill.h) */
     const char *cors_allow;  /* Access-Control-Allow-Origin for the answer, or NULL */
+    struct idem *idem;       /* its Idempotency-Key (worker/idem.h), in state; NULL: none */
     void *state;             /* the handler's own, freed with state_free */
     void (*state_free)(void *);
 };

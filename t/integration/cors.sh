@@ -80,7 +80,7 @@ check "preflight: 204" sh -c "printf '%s' '$h' | grep -q '^HTTP/1.1 204'"
 check "preflight: the origin echoed" sh -c "printf '%s' '$h' | grep -qx 'Access-Control-Allow-Origin: $PAGE_ORIGIN'"
 check "preflight: the methods" sh -c "printf '%s' '$h' | grep -qx 'Access-Control-Allow-Methods: GET, POST, PUT, DELETE'"
 check "preflight: Authorization and Content-Type" \
-    sh -c "printf '%s' '$h' | grep -qx 'Access-Control-Allow-Headers: Authorization, Content-Type'"
+    sh -c "printf '%s' '$h' | grep -qx 'Access-Control-Allow-Headers: Authorization, Content-Type, Idempotency-Key'"
 check "preflight: a max age" sh -c "printf '%s' '$h' | grep -qx 'Access-Control-Max-Age: 7200'"
 check "preflight: Vary: Origin" sh -c "printf '%s' '$h' | grep -qx 'Vary: Origin'"
 h=$(hdr -X OPTIONS -H 'Origin: http://evil.example' -H 'Access-Control-Request-Method: POST' "$BASE/api/articles")

@@ -1,17 +1,32 @@
 #!/bin/sh
 # conduitd --init-db applies the embedded schema once, says so the second
-# time, and fails cleanly (exit 1, a reason) when it cannot connect.
+# time, upgrades a database of version 1 to version 2 (the
+# Idempotency-Key table) without touching its data, and fails cleanly
+# (exit 1, a reason) when it cannot connect.
 . "$top_srcdir/t/lib.sh"
 PG_NO_SCHEMA=1 pg_start
 
 "$CONDUITD" --init-db --db "$DB" --dev >"$T/out" 2>&1
 is "--init-db on an empty database exits 0" "$?" 0
-check "and reports the version" grep -q 'schema version 1 applied' "$T/out"
+check "and reports the version" grep -q 'schema version 2 applied' "$T/out"
 is "the tables exist" "$(psql -X -At -c "select count(*) from information_schema.tables where table_name in ('users','articles','comments','follows','favorites','tags')")" 6
 
 "$CONDUITD" --init-db --db "$DB" --dev >"$T/out" 2>&1
 is "a second --init-db exits 0" "$?" 0
-check "and changes nothing" grep -q 'already applied (version 1)' "$T/out"
+check "and changes nothing" grep -q 'already applied (version 2)' "$T/out"
+
+# A database of version 1: the current schema without what version 2 added.
+psql -X -q -v ON_ERROR_STOP=1 -c "DROP FUNCTION conduit_idempotency_answer(bigint, text, text)" \
+    -c "DROP TABLE idempotency_keys" -c "DELETE FROM schema_version WHERE version = 2" \
+    -c "INSERT INTO users (username, email, password_hash) VALUES ('old', 'old@x', 'h')" ||
+    bail "cannot make a version 1 database"
+"$CONDUITD" --init-db --db "$DB" --dev >"$T/out" 2>&1
+is "--init-db on a database of version 1 exits 0" "$?" 0
+check "and says it upgraded it" grep -q 'upgraded from version 1 to version 2' "$T/out"
+is "the Idempotency-Key table exists" "$(psql -X -At -c "select to_regclass('idempotency_keys') is not null")" t
+is "the data is kept" "$(psql -X -At -c "select count(*) from users where username = 'old'")" 1
+"$CONDUITD" --init-db --db "$DB" --dev >"$T/out" 2>&1
+check "a second --init-db changes nothing" grep -q 'already applied (version 2)' "$T/out"
 
 DATABASE_URL="postgresql:///nosuchdb?host=$PGHOST&port=$PGPORT&user=postgres" \
     "$CONDUITD" --init-db --dev >"$T/out" 2>&1

@@ -30,12 +30,6 @@ PAR=50
 pg_start
 conduitd_start -w 2 --bcrypt-cost 4
 
-# register NAME: prints the new user's token.
-register() {
-    http POST /api/users "{\"user\":{\"username\":\"$1\",\"email\":\"$1@example.io\",\"password\":\"pw-$1\"}}"
-    [ "$STATUS" = 201 ] || bail "register $1: $STATUS $BODY"
-    printf '%s' "$BODY" | jq -r .user.token
-}
 
 RACER=$(register racer)
 WRITER=$(register writer)

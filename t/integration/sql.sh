@@ -86,6 +86,8 @@ sql() { psql -X -q -At -v ON_ERROR_STOP=1 -P null=NULL -c "$1" 2>>"$T/psql.err";
 # q NAME PARAM...: one prepared query as the server runs it; tag lists
 # come back with ',' for the E'\x1f' separator.
 q() { "$Q" exec "$@" 2>>"$T/qtool.err" | tr '\037' ','; }
+# A write without an Idempotency-Key: its last two parameters (key, fingerprint) NULL.
+q_nokey() { q "$@" '\N' '\N'; }
 # Field N of the first row, and field N of every row joined by spaces.
 f1() { awk -F'|' -v n="$1" 'NR == 1 { print $n }'; }
 fall() { awk -F'|' -v n="$1" '{ printf "%s%s", (NR > 1 ? " " : ""), $n } END { print "" }'; }
@@ -106,25 +108,25 @@ sql "INSERT INTO users (username, email, password_hash) VALUES ('canary', 'canar
 before=$(sql "SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace")
 psql -X -q -v ON_ERROR_STOP=1 -f "$top_srcdir/sql/schema.sql" >"$T/twice.log" 2>&1
 check "applying schema.sql a second time fails" [ $? -ne 0 ]
-check "saying it is already applied" grep -q 'schema already applied (version 1)' "$T/twice.log"
+check "saying it is already applied" grep -q 'schema already applied (version 2)' "$T/twice.log"
 is "no relation was added or dropped" \
     "$(sql "SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace")" "$before"
 is "the data is intact" "$(sql "SELECT count(*) FROM users WHERE username = 'canary'")" 1
-is "schema_version still says 1, once" "$(sql 'SELECT count(*)::text || version FROM schema_version GROUP BY version')" 11
-is "the schema_version query" "$(q schema_version)" 1
+is "schema_version still says 1 and 2, once each" "$(sql 'SELECT count(*)::text || version FROM schema_version GROUP BY version ORDER BY version' | tr '\n' ' ')" "11 12 "
+is "the schema_version query" "$(q schema_version)" 2
 sql "DELETE FROM users WHERE username = 'canary'"
 
 # ------------------------------------------------------------ users
-A=$(q user_insert alice Alice@Example.COM hash-a | f1 1)
-B=$(q user_insert bob bob@example.com hash-b | f1 1)
-C=$(q user_insert carol carol@example.com hash-c | f1 1)
-D=$(q user_insert dave dave@example.com hash-d | f1 1)
+A=$(q_nokey user_insert alice Alice@Example.COM hash-a | f1 1)
+B=$(q_nokey user_insert bob bob@example.com hash-b | f1 1)
+C=$(q_nokey user_insert carol carol@example.com hash-c | f1 1)
+D=$(q_nokey user_insert dave dave@example.com hash-d | f1 1)
 is "user_insert returns four ids" "$(echo "$A $B $C $D" | awk '{ print NF }')" 4
 is "user_insert returns the user columns" "$(q user_by_id "$A")" "$A|alice|Alice@Example.COM|NULL|NULL"
-is "a taken username names users_username_key" "$(q user_insert alice other@x h)" \
+is "a taken username names users_username_key" "$(q_nokey user_insert alice other@x h)" \
     "ERROR 23505 users_username_key"
 is "a taken email, in another case, names users_email_key" \
-    "$(q user_insert alice2 ALICE@example.com h)" "ERROR 23505 users_email_key"
+    "$(q_nokey user_insert alice2 ALICE@example.com h)" "ERROR 23505 users_email_key"
 is "login finds the email in any case, keeps its case" "$(q user_by_email alice@EXAMPLE.com)" \
     "$A|alice|Alice@Example.COM|NULL|NULL|hash-a"
 is "login with an unknown email: zero rows" "$(q user_by_email nobody@example.com)" ""
@@ -171,18 +173,18 @@ is "carol follows nobody now" "$(sql "SELECT count(*) FROM follows WHERE followe
 is "unfollow an unknown user: zero rows" "$(q unfollow nobody "$C")" ""
 
 # ------------------------------------------------------------ articles
-r=$(q article_insert "$B" dragons 'Dragons' 'About dragons' 'Body 1' "training${US}dragons${US}dragons${US}")
+r=$(q_nokey article_insert "$B" dragons 'Dragons' 'About dragons' 'Body 1' "training${US}dragons${US}dragons${US}")
 is "article_insert: the base slug when free, tags sorted, deduplicated, empty dropped" \
     "$r" "dragons|Dragons|About dragons|dragons,training|$(echo "$r" | f1 5)|$(echo "$r" | f1 6)|f|0|bob|I am bob|NULL|f|Body 1"
-s2=$(q article_insert "$C" dragons 'Dragons!' 'Again' 'Body 2' dragons | f1 1)
+s2=$(q_nokey article_insert "$C" dragons 'Dragons!' 'Again' 'Body 2' dragons | f1 1)
 is "the same base again gets base-<id in base 36>" "$s2" \
     "$(sql "SELECT 'dragons-' || conduit_base36(id) FROM articles WHERE title = 'Dragons!'")"
 is "conduit_base36" "$(sql "SELECT conduit_base36(0) || ' ' || conduit_base36(35) || ' ' || conduit_base36(36) || ' ' || conduit_base36(9223372036854775807)")" \
     "0 z 10 1y2p0ij32e8e7"
 is "tags sort by byte order" \
-    "$(q article_insert "$A" zoo 'Zoo' 'Z' 'Body 3' "zoo${US}Apple${US}dragons" | f1 4)" "Apple,dragons,zoo"
-is "no tags (NULL)" "$(q article_insert "$B" no-tags 'No tags' 'N' 'Body 4' '\N' | f1 4)" ""
-is "no tags ('')" "$(q article_insert "$D" five 'Five' 'F' 'Body 5' '' | f1 4)" ""
+    "$(q_nokey article_insert "$A" zoo 'Zoo' 'Z' 'Body 3' "zoo${US}Apple${US}dragons" | f1 4)" "Apple,dragons,zoo"
+is "no tags (NULL)" "$(q_nokey article_insert "$B" no-tags 'No tags' 'N' 'Body 4' '\N' | f1 4)" ""
+is "no tags ('')" "$(q_nokey article_insert "$D" five 'Five' 'F' 'Body 5' '' | f1 4)" ""
 # Dates: dragons oldest, then dragons-x, then zoo and no-tags at the same
 # instant (ties go by id, newest id first), five newest.
 sql "UPDATE articles SET created_at = timestamptz '2026-01-01' + CASE slug
@@ -264,12 +266,38 @@ is "article_get, anonymous" "$(q article_get dragons '\N' | awk -F'|' '{ print $
 is "article_get of an unknown slug: zero rows" "$(q article_get nope "$A")" ""
 
 # ------------------------------------------------------------ comments
-c1=$(q comment_insert dragons "$C" 'first' | f1 1)
+c1=$(q_nokey comment_insert dragons "$C" 'first' | f1 1)
 sql "UPDATE comments SET created_at = created_at - interval '1 hour' WHERE id = $c1"
-c2=$(q comment_insert dragons "$B" 'second' | f1 1)
-q comment_insert dragons "$A" 'third' >/dev/null
-is "comment_insert returns the comment" "$(q comment_insert zoo "$B" 'x' | awk -F'|' '{ print $4, $5, $6, $8 }')" "x bob I am bob f"
-is "comment_insert on an unknown article: zero rows" "$(q comment_insert nope "$B" x)" ""
+c2=$(q_nokey comment_insert dragons "$B" 'second' | f1 1)
+q_nokey comment_insert dragons "$A" 'third' >/dev/null
+is "comment_insert returns the comment" "$(q_nokey comment_insert zoo "$B" 'x' | awk -F'|' '{ print $4, $5, $6, $8 }')" "x bob I am bob f"
+is "comment_insert on an unknown article: zero rows" "$(q_nokey comment_insert nope "$B" x)" ""
+
+# Idempotency keys (schema.sql, idempotency_keys): the key lands with the
+# comment; its replay is the row the insert returned; another request's
+# fingerprint and another user's key space are told apart; the key again
+# fails on it and stores nothing; past the window it is purged.
+r1=$(q comment_insert zoo "$B" keyed k1 fp1)
+is "comment_replay: the row comment_insert returned, same request" "$(q comment_replay "$B" k1 fp1)" "$r1|t"
+is "comment_replay, another fingerprint: same_request false" "$(q comment_replay "$B" k1 fp2 | awk -F'|' '{ print $NF }')" f
+is "comment_replay, another user: no key" "$(q comment_replay "$C" k1 fp1)" ""
+n=$(sql "SELECT count(*) FROM comments")
+is "comment_insert with a stored key: 23505 on it" "$(q comment_insert zoo "$B" keyed k1 fp1)" \
+    "ERROR 23505 idempotency_keys_pkey"
+is "and its comment is not stored" "$(sql "SELECT count(*) FROM comments")" "$n"
+is "comment_insert on an unknown article stores no key" \
+    "$(q comment_insert nope "$B" x k2 fp1; sql "SELECT count(*) FROM idempotency_keys WHERE key = 'k2'")" 0
+r2=$(q article_insert "$A" keyed Keyed d b '\N' k3 fp3)
+is "article_replay: the row article_insert returned" "$(q article_replay "$A" k3 fp3)" "$r2|t"
+u4=$(q user_insert keyuser keyuser@x hash-k k4 fp4 | f1 1)
+is "user_replay: the user registered with the key, with its hash" \
+    "$(q user_replay 0 k4 fp4 | awk -F'|' '{ print $1, $2, $6, $7 }')" "$u4 keyuser hash-k t"
+sql "UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key IN ('k1', 'k3', 'k4')"
+is "a key past the window (24 h): nothing to replay" "$(q comment_replay "$B" k1 fp1)" ""
+is "and it is purged, with the other expired ones" "$(sql "SELECT count(*) FROM idempotency_keys")" 0
+sql "DELETE FROM comments WHERE body = 'keyed'"
+sql "DELETE FROM articles WHERE slug = 'keyed'"
+sql "DELETE FROM users WHERE username = 'keyuser'"
 is "comments newest first" "$(q comments_list dragons "$A" | fall 4)" "third second first"
 is "comment author following, alice's view" "$(q comments_list dragons "$A" | fall 8)" "f t t"
 is "comments of an article without any: one row, id NULL" "$(q comments_list five "$A")" "NULL|NULL|NULL|NULL|NULL|NULL|NULL|f|f"
@@ -350,7 +378,7 @@ is "a second conduit_recount() finds nothing" "$(sql 'SELECT conduit_recount()')
 # articles by a few users, inserts of articles with overlapping tag sets
 # (same base slugs, so the suffix path races too), deletes, comments.
 # Afterwards every counter must be exact: no lost update, no deadlock.
-for i in $(seq 1 12); do q article_insert "$A" "$i" "$i" d b "t1${US}t2" >/dev/null; done
+for i in $(seq 1 12); do q_nokey article_insert "$A" "$i" "$i" d b "t1${US}t2" >/dev/null; done
 sql "INSERT INTO users (username, email, password_hash)
      SELECT 'b' || i, 'b' || i || '@x', 'h' FROM generate_series(1, 8) AS i"
 ub=$(sql "SELECT min(id) FROM users WHERE username LIKE 'b_'")
@@ -371,6 +399,8 @@ s/\$3::/:s::/g
 s/\$4::/:s::/g
 s/\$5::/:s::/g
 s/\$6::text/E't3\\x1ft1\\x1ft2'/g
+s/\$7::text/NULL::text/g
+s/\$8::text/NULL::text/g
 SED
 sed 's/t3\\\\x1ft1\\\\x1ft2/t2\\\\x1ft4/' "$T/ins1.sed" >"$T/ins2.sed"
 cat >"$T/del.sed" <<'SED'
@@ -381,6 +411,8 @@ cat >"$T/com.sed" <<'SED'
 s/\$1::/:s::/g
 s/\$2::/:u::/g
 s/\$3::/:s::/g
+s/\$4::text/NULL::text/g
+s/\$5::text/NULL::text/g
 SED
 pgs favorite fav >"$T/fav.pgb"
 pgs unfavorite fav >"$T/unfav.pgb"
@@ -406,7 +438,7 @@ is "slugs stayed unique" "$(sql 'SELECT count(*) = count(DISTINCT slug) FROM art
 
 # Concurrent updates of one article with different tag sets: they
 # serialize on the row, and the tags are always exactly one of the sets.
-q article_insert "$A" hot Hot d b "t1${US}t2" >/dev/null
+q_nokey article_insert "$A" hot Hot d b "t1${US}t2" >/dev/null
 cat >"$T/upd1.sed" <<'SED'
 s/\$1::text/'hot'::text/g
 s/\$2::/:a::/g
@@ -464,7 +496,7 @@ is "caller gone: article_get of nothing, still a row" "$(q article_get nope "$GI
 is "caller gone: articles_list" "$(q articles_list '\N' '\N' '\N' 10 0 "$GID" | f1 14)" t
 is "caller gone: articles_feed" "$(q articles_feed "$GID" 10 0 | f1 14)" t
 is "caller gone: favorite" "$(q favorite five "$GID" | f1 14)" t
-is "caller gone: comment_insert" "$(q comment_insert five "$GID" boo | f1 9)" t
+is "caller gone: comment_insert" "$(q_nokey comment_insert five "$GID" boo | f1 9)" t
 is "caller gone: follow" "$(q follow bob "$GID" | f1 6)" t
 is "caller gone: comment_delete" "$(q comment_delete five 1 "$GID" | f1 4)" t
 is "caller gone: nothing was written" \

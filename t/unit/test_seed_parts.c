@@ -51,8 +51,9 @@ START_TEST(test_schema)
     for (int i = 0; i < p.nsections; i++)
         ck_assert_uint_gt(strlen(p.sections[i].name), 0);
 
-    ck_assert_int_eq(p.ntables, 9);
+    ck_assert_int_eq(p.ntables, 10);
     ck_assert(has(p.tables, p.ntables, "users") && has(p.tables, p.ntables, "article_tags") &&
+              has(p.tables, p.ntables, "idempotency_keys") &&
               has(p.tables, p.ntables, "schema_version") &&
               has(p.tables, p.ntables, "article_count_stripes"));
     ck_assert(has(p.functions, p.nfunctions, "conduit_recount") &&
