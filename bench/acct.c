@@ -6,6 +6,7 @@
 #include "bench/acct.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +253,73 @@ is_pg_client(pid_t pid)
 }
 
 void
+acct_set_pinning(struct acct *a, enum acct_group g, int lo, int hi)
+{
+    a->pin_lo[g] = lo;
+    a->pin_hi[g] = hi;
+}
+
+/* A thread's state and the core it last ran on, from its stat; -1 when gone. */
+static int
+thread_cpu(pid_t pid, const char *tid, char *state, int *cpu)
+{
+    char path[300], buf[1024], *p;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* The command may hold spaces and parentheses: fields follow the last ')'. */
+    if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %c", state) != 1)
+        return -1;
+    /* Field 39, the processor, is the 36th after the state (field 3). */
+    for (int i = 0; i < 36 && p; i++)
+        p = strchr(p + 1, ' ');
+    return p && sscanf(p + 1, "%d", cpu) == 1 ? 0 : -1;
+}
+
+/* Counts pid's threads and those outside [lo, hi), naming the first. */
+static void
+check_pinning(struct acct *a, pid_t pid, int g)
+{
+    char path[64];
+    DIR *d;
+    struct dirent *de;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    if (!(d = opendir(path)))
+        return;
+    while ((de = readdir(d))) {
+        cpu_set_t set;
+        char state;
+        int cpu, bad = -1;
+
+        if (de->d_name[0] == '.' || thread_cpu(pid, de->d_name, &state, &cpu) < 0)
+            continue;
+        a->r.pin_threads++;
+        if (sched_getaffinity(atoi(de->d_name), sizeof(set), &set) == 0)
+            for (int c = 0; c < CPU_SETSIZE && bad < 0; c++)
+                if (CPU_ISSET(c, &set) && (c < a->pin_lo[g] || c >= a->pin_hi[g]))
+                    bad = c;
+        if (bad < 0 && state == 'R' && (cpu < a->pin_lo[g] || cpu >= a->pin_hi[g]))
+            bad = cpu;
+        if (bad < 0)
+            continue;
+        if (!a->r.pin_stray++)
+            snprintf(a->r.pin_stray_what, sizeof(a->r.pin_stray_what),
+                     "%s thread %d of pid %d %s core %d, outside %d-%d", acct_group_names[g],
+                     atoi(de->d_name), (int)pid,
+                     state == 'R' && cpu == bad ? "ran on" : "was allowed", bad, a->pin_lo[g],
+                     a->pin_hi[g] - 1);
+    }
+    closedir(d);
+}
+
+void
 acct_sample(struct acct *a)
 {
     pid_t pid[MAX_PROCS];
@@ -270,6 +338,8 @@ acct_sample(struct acct *a)
         procs[group[i]]++;
         if (group[i] == AG_POSTGRES && is_pg_client(pid[i]))
             backends++;
+        if (a->pin_hi[group[i]] > 0)
+            check_pinning(a, pid[i], group[i]);
     }
     for (int g = 0; g < AG_NGROUPS; g++) {
         a->pss_sum[g] += pss[g];

@@ -62,7 +62,10 @@ struct level {
     struct acct_result acct;
     int open_loop; /* rate mode: no Little's law */
     int pass;
-    char why[256]; /* why it failed, or "" */
+    char why[256];           /* why it failed, or "" */
+    double load_before;      /* the 1-minute load average as it began */
+    int disturbed;           /* others used the machine (spread_disturbed) */
+    char disturbed_why[160]; /* why, or "" */
 };
 
 /* What the generator processes of a window sent back (procs.h). */
@@ -122,6 +125,7 @@ struct bench {
     FILE *log;                   /* progress lines; stderr by default */
     const char *loadavg_path;    /* NULL: /proc/loadavg */
     double load_start;           /* the 1-minute load average before any level */
+    double own_cores;            /* our groups' CPU over the last window, in cores */
     int probe_requests;          /* sent by the dataset probe (probe.h), not measured */
     struct bench_remote *remote; /* the users' processes (owned), or NULL: this one */
     void (*second)(void *arg);   /* called once a second before the second's stats reset */

@@ -9,20 +9,8 @@
 #include <string.h>
 
 #include "bench/report.h"
+#include "bench/spread.h"
 #include "bench/units.h"
-
-static struct level *
-play(struct bench *b, const struct options *o, struct search_result *r, int users)
-{
-    struct level *l = &r->level[r->nlevels++];
-
-    bench_level(b, users, o->ramp_s, o->settle_max_s, o->hold_s, l);
-    if (!b->quiet) {
-        fprintf(b->log, "---- level %d\n", r->nlevels);
-        report_level_text(b->log, l, b->prof);
-    }
-    return l;
-}
 
 /* An INT or TERM was received (experiment sets bench.stop; other modes
    leave it NULL and are never stopped this way). */
@@ -30,6 +18,61 @@ static int
 stopped(const struct bench *b)
 {
     return b->stop && *b->stop;
+}
+
+static struct level *
+play_once(struct bench *b, const struct options *o, struct search_result *r, int users)
+{
+    struct level *l = &r->level[r->nlevels++];
+    double load = acct_loadavg(b->loadavg_path), busy;
+
+    bench_level(b, users, o->ramp_s, o->settle_max_s, o->hold_s, l);
+    busy = l->acct.other_s;
+    for (int g = 0; g < AG_NGROUPS; g++)
+        busy += l->acct.cpu_s[g];
+    l->load_before = load;
+    l->disturbed = spread_disturbed(l->acct.other_s, busy, load, r->nlevels > 1 ? r->own_cores : 0,
+                                    l->acct.cores, o->disturbed_other_pct, l->disturbed_why,
+                                    sizeof(l->disturbed_why));
+    r->own_cores = b->own_cores;
+    if (l->acct.pin_stray && !r->pin_stray++)
+        snprintf(r->pin_what, sizeof(r->pin_what), "%s", l->acct.pin_stray_what);
+    if (!b->quiet) {
+        fprintf(b->log, "---- level %d\n", r->nlevels);
+        report_level_text(b->log, l, b->prof);
+    }
+    return l;
+}
+
+/*
+ * A level others disturbed is played again after a pause; if disturbed
+ * again, the search's result is marked disturbed (a verdict drawn from it
+ * would be the other processes').
+ */
+static struct level *
+play(struct bench *b, const struct options *o, struct search_result *r, int users)
+{
+    struct level *l = play_once(b, o, r, users);
+
+    if (!l->disturbed)
+        return l;
+    r->disturbed_levels++;
+    fprintf(stderr, "conduit-bench: level %d (%d users) disturbed: %s%s\n", r->nlevels, users,
+            l->disturbed_why,
+            r->nlevels < SEARCH_MAX_LEVELS - 1 && !stopped(b) ? "; replayed after a pause" : "");
+    if (r->nlevels >= SEARCH_MAX_LEVELS - 1 || stopped(b)) {
+        r->disturbed = 1;
+        return l;
+    }
+    bench_wait(b, o->disturbed_pause_s);
+    l = play_once(b, o, r, users);
+    if (l->disturbed) {
+        r->disturbed_levels++;
+        r->disturbed = 1;
+        fprintf(stderr, "conduit-bench: level %d (%d users) disturbed again: %s\n", r->nlevels,
+                users, l->disturbed_why);
+    }
+    return l;
 }
 
 static int
@@ -142,6 +185,10 @@ search_print(FILE *f, const struct search_result *r)
     if (r->users_fail)
         fprintf(f, ", %d fail (confirmed)", r->users_fail);
     fprintf(f, "; stopped: %s\n", r->stopped);
+    if (r->disturbed_levels)
+        fprintf(f, "disturbed levels: %d%s\n", r->disturbed_levels,
+                r->disturbed ? "; one stayed disturbed when played again: the result is disturbed"
+                             : "");
 }
 
 cJSON *
@@ -154,6 +201,10 @@ search_json(const struct search_result *r, const struct profile *p)
     cJSON_AddStringToObject(o, "stopped", r->stopped);
     cJSON_AddNumberToObject(o, "best_level", r->best);
     cJSON_AddNumberToObject(o, "fail_level", r->fail);
+    cJSON_AddNumberToObject(o, "disturbed_levels", r->disturbed_levels);
+    cJSON_AddBoolToObject(o, "disturbed", r->disturbed);
+    if (r->pin_stray)
+        cJSON_AddStringToObject(o, "pinning_stray", r->pin_what);
     for (int i = 0; i < r->nlevels; i++)
         cJSON_AddItemToArray(levels, report_level_json(&r->level[i], p));
     cJSON_AddItemToObject(o, "levels", levels);

@@ -6,6 +6,7 @@
 #include "bench/spread.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,5 +110,28 @@ spread_compare(const double *a, int na, const double *b, int nb)
         return -1;
     if (spread_mann_whitney_p(a, na, b, nb) < SPREAD_ALPHA)
         return spread_median(a, na) > spread_median(b, nb) ? 1 : -1;
+    return 0;
+}
+
+int
+spread_disturbed(double other_s, double busy_s, double load_before, double own_cores, int cores,
+                 double max_other_pct, char *why, size_t cap)
+{
+    double other_pct = busy_s > 0 ? other_s * 100 / busy_s : 0;
+
+    why[0] = '\0';
+    if (max_other_pct < 0)
+        return 0;
+    if (other_pct > max_other_pct) {
+        snprintf(why, cap, "other processes used %.0f %% of the busy CPU (bound %.0f %%)",
+                 other_pct, max_other_pct);
+        return 1;
+    }
+    if (load_before - own_cores > cores) {
+        snprintf(why, cap,
+                 "load average %.2f before it began, %.2f of it not ours, above the %d cores",
+                 load_before, load_before - own_cores, cores);
+        return 1;
+    }
     return 0;
 }

@@ -14,6 +14,8 @@
 #ifndef CONDUIT_BENCH_SPREAD_H
 #define CONDUIT_BENCH_SPREAD_H
 
+#include <stddef.h>
+
 #define SPREAD_MAX 10 /* samples a side: the exact test enumerates C(2n, n), 184,756 at 10 */
 #define SPREAD_ALPHA 0.05
 
@@ -38,5 +40,15 @@ double spread_mann_whitney_p(const double *a, int na, const double *b, int nb);
  * separate ranges: the caller says that one repeat shows no spread.
  */
 int spread_compare(const double *a, int na, const double *b, int nb);
+
+/*
+ * Whether a level was disturbed, and why (in why): the CPU no group of
+ * ours used ("other") above max_other_pct of the machine's busy time, or
+ * the 1-minute load average before the level began, less the cores our
+ * own processes kept busy over the level before it (own_cores), above the
+ * machine's cores.  max_other_pct < 0: never.  1 or 0.
+ */
+int spread_disturbed(double other_s, double busy_s, double load_before, double own_cores, int cores,
+                     double max_other_pct, char *why, size_t cap);
 
 #endif

@@ -4,7 +4,8 @@
  * wilcox.test(exact = TRUE) gives for the same samples, and the verdict
  * experiment's findings draw: a difference only where the ranges separate
  * or the test says so, "no difference" otherwise (the issue's own numbers:
- * 17,000 and 18,750 for one configuration overlap anything in between).
+ * 17,000 and 18,750 for one configuration overlap anything in between);
+ * and when a level counts as disturbed by other processes.
  */
 #include "bench/spread.h"
 
@@ -84,6 +85,28 @@ START_TEST(verdicts)
 }
 END_TEST
 
+START_TEST(disturbed_levels)
+{
+    char why[160];
+
+    /* 1 s of 10 busy is 10 %: above 5 %. */
+    ck_assert_int_eq(spread_disturbed(1, 10, 0.5, 0, 2, 5, why, sizeof(why)), 1);
+    ck_assert_str_eq(why, "other processes used 10 % of the busy CPU (bound 5 %)");
+    ck_assert_int_eq(spread_disturbed(0.4, 10, 0.5, 0, 2, 5, why, sizeof(why)), 0);
+    ck_assert_str_eq(why, "");
+    /* 3.1 before it began, 0.5 of it ours: 2.6 above 2 cores. */
+    ck_assert_int_eq(spread_disturbed(0, 10, 3.1, 0.5, 2, 5, why, sizeof(why)), 1);
+    ck_assert_str_eq(why, "load average 3.10 before it began, 2.60 of it not ours, above the 2 "
+                          "cores");
+    /* Our own load from the level before is not a disturbance. */
+    ck_assert_int_eq(spread_disturbed(0, 10, 3.1, 1.5, 2, 5, why, sizeof(why)), 0);
+    /* Off: never, whatever others did. */
+    ck_assert_int_eq(spread_disturbed(9, 10, 30, 0, 2, -1, why, sizeof(why)), 0);
+    /* Nothing busy: no share to judge. */
+    ck_assert_int_eq(spread_disturbed(0, 0, 0, 0, 2, 5, why, sizeof(why)), 0);
+}
+END_TEST
+
 static Suite *
 spread_suite(void)
 {
@@ -93,6 +116,7 @@ spread_suite(void)
     tcase_add_test(tc, median_and_range);
     tcase_add_test(tc, mann_whitney_exact);
     tcase_add_test(tc, verdicts);
+    tcase_add_test(tc, disturbed_levels);
     suite_add_tcase(s, tc);
     return s;
 }
