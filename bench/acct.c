@@ -276,8 +276,8 @@ thread_cpu(pid_t pid, const char *tid, char *state, int *cpu)
     /* The command may hold spaces and parentheses: fields follow the last ')'. */
     if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %c", state) != 1)
         return -1;
-    /* Field 39, the processor, is the 36th after the state (field 3). */
-    for (int i = 0; i < 36 && p; i++)
+    /* Field 39, the processor: the 37th space from the one before the state (field 3). */
+    for (int i = 0; i < 37 && p; i++)
         p = strchr(p + 1, ' ');
     return p && sscanf(p + 1, "%d", cpu) == 1 ? 0 : -1;
 }

@@ -21,7 +21,7 @@ findings_usable(const struct exp_row *r)
     return r->users > 0 && !r->disturbed && !r->pin_failed;
 }
 
-void
+int
 findings_merge(const struct exp_row *reps, int k, struct exp_row *out)
 {
     int order[SPREAD_MAX] = {0}, m = 0, dl = 0, dist = 0, pin = 0;
@@ -55,6 +55,7 @@ findings_merge(const struct exp_row *reps, int k, struct exp_row *out)
     out->disturbed_levels = dl;
     out->disturbed = dist;
     out->pin_failed = pin;
+    return m;
 }
 
 /* The users of every repeat, or the one search's. */

@@ -55,8 +55,9 @@ struct exp_row {
  * The k repeats of one configuration as one row: the median repeat's
  * figures (by users passed; of an even count, the lower middle), every
  * repeat's in the rep_ arrays, disturbed or failed pinning if any was.
+ * Returns the median repeat's index.
  */
-void findings_merge(const struct exp_row *reps, int k, struct exp_row *out);
+int findings_merge(const struct exp_row *reps, int k, struct exp_row *out);
 
 /* Whether the findings draw conclusions from the row: it passed, undisturbed, pinned right. */
 int findings_usable(const struct exp_row *r);

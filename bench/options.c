@@ -32,6 +32,7 @@ options_usage(FILE *f)
         "           [--workers 1,n,2n+1] [--instances 1,2]  x cache, searched one by one, into\n"
         "           [--cache off,on]                        report.md, JSON and charts\n"
         "           [--repeat K (3)] [--budget D]           K searches each, interleaved\n"
+        "           [--reference DIR]                       the published figures beside ours\n"
         "target and load:\n"
         "  --host ADDR (127.0.0.1)  --port P (8080)  --profile FILE  --scale F (1)  --seed N (1)\n"
         "  --source ADDR (127.0.0.2)  --sources N (auto)  --think-mean D  --think-cap D\n"
@@ -111,6 +112,7 @@ enum {
     O_BUDGET,
     O_DISTURBED,
     O_DISTURBED_PAUSE,
+    O_REFERENCE,
     O_HELP
 };
 
@@ -171,6 +173,7 @@ static const struct option longopts[] = {
     {"budget", required_argument, 0, O_BUDGET},
     {"disturbed-other", required_argument, 0, O_DISTURBED},
     {"disturbed-pause", required_argument, 0, O_DISTURBED_PAUSE},
+    {"reference", required_argument, 0, O_REFERENCE},
     {"quiet", no_argument, 0, 'q'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
@@ -449,6 +452,9 @@ one(struct options *o, int c, const char *arg, const char *flag, char *err, size
         return pct(arg, &o->disturbed_other_pct, flag, err, errlen);
     case O_DISTURBED_PAUSE:
         return dur(arg, 0, &o->disturbed_pause_s, flag, err, errlen);
+    case O_REFERENCE:
+        o->reference_dir = arg;
+        return 0;
     case 'q':
         o->b.quiet = 1;
         return 0;

@@ -65,7 +65,8 @@ struct options {
     /* A level whose "other" CPU share is above this (or the load average
        not ours above the cores) is replayed, then marked disturbed; < 0: off. */
     double disturbed_other_pct;
-    double disturbed_pause_s; /* before the replay of a disturbed level */
+    double disturbed_pause_s;  /* before the replay of a disturbed level */
+    const char *reference_dir; /* the published figures (reference.h); NULL: found */
     int set_hold, set_ramp, set_warmup, set_max_levels, set_repeat,
         set_disturbed; /* given: not the mode's default */
 };
