@@ -54,11 +54,13 @@ trust(FILE *f, const struct exp_info *in, const struct exp_row *rows, int n)
     if (any)
         fprintf(f, ".\n\n");
     fprintf(f,
-            "**Repeats**: %d search%s per configuration, interleaved (every configuration once, "
-            "then again), so drift hits all alike. **Time**: estimated %s before the run, took "
-            "%s%s.\n\n",
-            in->repeat, in->repeat == 1 ? "" : "es", units_fmt_s(in->estimate_s, e, sizeof(e)),
-            units_fmt_s(in->wall_s, w, sizeof(w)),
+            "**Repeats**: %d search%s per configuration%s. **Time**: estimated %s before the "
+            "run, took %s%s.\n\n",
+            in->repeat, in->repeat == 1 ? "" : "es",
+            in->repeat == 1 ? ": no spread was measured (--repeat 3 gives medians and ranges)"
+                            : ", interleaved (every configuration once, then again), so drift "
+                              "hits all alike",
+            units_fmt_s(in->estimate_s, e, sizeof(e)), units_fmt_s(in->wall_s, w, sizeof(w)),
             in->budget_s > 0 ? " (--budget chose the repeats and the hold)" : "");
 }
 

@@ -155,6 +155,10 @@ range_of(FILE *f, const struct exp_row *r)
     if (r->nrep < 2)
         return;
     spread_range(r->rep_users, r->nrep, &lo, &hi);
+    if (lo == hi) {
+        fprintf(f, " (in all %d repeats)", r->nrep);
+        return;
+    }
     fprintf(f, " (median of %d repeats, %s to %s)", r->nrep, units_fmt_thousands(lo, a, sizeof(a)),
             units_fmt_thousands(hi, b, sizeof(b)));
 }
@@ -375,12 +379,15 @@ findings_write(FILE *f, const struct exp_row *rows, int n)
     struct pairs p;
     double scale = 0;
 
-    if (w < 0) {
-        fprintf(f,
-                "No configuration passed a level%s: lower --start, or look at the levels' "
-                "reasons in the JSON.\n",
-                said ? " undisturbed" : "");
+    if (w < 0 && said) {
+        fprintf(f, "No configuration passed a level undisturbed: run it again when the machine "
+                   "is quiet.\n");
         return said + 1;
+    }
+    if (w < 0) {
+        fprintf(f, "No configuration passed a level: lower --start, or look at the levels' "
+                   "reasons in the JSON.\n");
+        return 1;
     }
     winner(f, rows, n, w);
     said++;

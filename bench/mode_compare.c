@@ -98,7 +98,7 @@ mode_compare(struct options *o)
     cJSON *root, *configs;
     time_t t = time(NULL);
     struct tm tm;
-    int rc = 0, cost = 0;
+    int rc = 0, cost = 0, own;
 
     if (confrun_tools(o, o->instances > 1, conduitd, tmpl, sizeof(tmpl)) < 0)
         return 2;
@@ -114,7 +114,7 @@ mode_compare(struct options *o)
     if (modes_setup(o, &prof, &b) < 0)
         return 2;
     pg = confrun_postgres(&b, o, db, &cost);
-    confrun_pin_generator(&b.acct, o->cores);
+    own = confrun_pin_generator(&b.acct, o->cores);
     if (pg && o->cores)
         servers_pin(pg, o->cores);
     if (!o->no_ceiling) {
@@ -142,6 +142,7 @@ mode_compare(struct options *o)
         memset(&rows[i], 0, sizeof(rows[i]));
         rows[i].cfg = base;
         rows[i].cfg.workers = o->workers[i];
+        rows[i].own_cores = own;
         snprintf(rows[i].label, sizeof(rows[i].label), "%dx%d", o->instances,
                  o->workers[i] / o->instances);
         confrun_play(&b, o, pg, &rows[i]);

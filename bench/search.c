@@ -106,12 +106,17 @@ search_run(struct bench *b, const struct options *o, struct search_result *r)
             break;
         }
         l = play(b, o, r, users);
-        if (!l->pass && !o->no_rerun && r->nlevels < limit && !stopped(b)) {
+        if (!l->pass && !o->no_rerun && r->nlevels < limit && !stopped(b) && !r->disturbed) {
             /* Confirm a failure before it bounds the search; not once
                stopped: an INT ends the search after the level in
                progress, and a failed level would otherwise be played
                again, a second wait of up to --settle-max + --hold. */
             l = play(b, o, r, users);
+        }
+        if (r->disturbed) {
+            /* No conclusion will be drawn from it: the time is better spent elsewhere. */
+            r->stopped = "a level stayed disturbed when played again";
+            break;
         }
         if (l->pass) {
             lo = users;
@@ -142,7 +147,7 @@ search_run(struct bench *b, const struct options *o, struct search_result *r)
     }
     /* Play the best pass again: the figures reported are seen twice. */
     if (lo > 0 && !o->no_rerun && r->best != r->nlevels - 1 && r->nlevels < SEARCH_MAX_LEVELS &&
-        !stopped(b)) {
+        !stopped(b) && !r->disturbed) {
         struct level *l = play(b, o, r, lo);
 
         if (l->pass)

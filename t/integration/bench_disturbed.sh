@@ -102,6 +102,8 @@ check "the report's first lines count them" sh -c "sed -n 3p '$D/report.md' | gr
 check "and name the configuration" grep -q '^Disturbed, no conclusion drawn: c1 1x1 cache-off' "$D/report.md"
 check "the findings draw no conclusion" grep -q 'c1 1x1 cache-off was disturbed .*: no conclusion is drawn from it. No configuration passed a level undisturbed' "$D/report.md"
 check "and print none" sh -c "! grep -q 'served the most users' '$T/dist.out'"
+is "its search stopped there" "$(jq -r '.configurations[0].search.stopped' "$D/experiment.json")" \
+    "a level stayed disturbed when played again"
 is "the level says why" "$(jq -r '[.configurations[0].search.levels[] | select(.disturbed) | .disturbed_why][0]' "$D/experiment.json" | cut -c1-20)" \
     "other processes used"
 
