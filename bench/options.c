@@ -528,9 +528,13 @@ check_mode(struct options *o, char *err, size_t errlen)
     }
     if (o->mode == MODE_EXPERIMENT && experiment_defaults(o, err, errlen) < 0)
         return -1;
-    if ((o->set_repeat || o->budget_s > 0) && o->mode != MODE_EXPERIMENT)
-        return options_bad(err, errlen, o->set_repeat ? "repeat" : "budget", "",
-                           "only experiment repeats its searches");
+    if (o->set_repeat && o->mode != MODE_EXPERIMENT && o->mode != MODE_COMPARE)
+        return options_bad(err, errlen, "repeat", "",
+                           "only compare and experiment repeat their searches");
+    if (o->budget_s > 0 && o->mode != MODE_EXPERIMENT)
+        return options_bad(err, errlen, "budget", "", "only experiment has a budget");
+    if (o->mode == MODE_COMPARE && !o->set_repeat)
+        o->repeat = 3;
     if (o->cache_spec && o->mode != MODE_COMPARE && o->mode != MODE_EXPERIMENT)
         return options_bad(err, errlen, "cache", o->cache_spec,
                            "only compare and experiment start servers");

@@ -28,8 +28,8 @@ check "and says what one repeat takes" grep -q -- '--budget 10 s: too short for 
 "$BENCH" experiment $P --db "$DB" $FAST --repeat 11 --out "$T/bad" >"$T/out" 2>&1
 is "--repeat 11: exits 2" "$?" 2
 "$BENCH" search $P --repeat 2 >"$T/out" 2>&1
-is "--repeat outside experiment: exits 2" "$?" 2
-check "says so" grep -q 'only experiment repeats' "$T/out"
+is "--repeat outside compare and experiment: exits 2" "$?" 2
+check "says so" grep -q 'only compare and experiment repeat' "$T/out"
 is "nothing was written" "$(ls -A "$T/bad" | wc -l)" 0
 
 # ---------------------------------------------------------------- repeats
