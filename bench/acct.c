@@ -210,6 +210,7 @@ acct_begin(struct acct *a)
     memset(&a->r, 0, sizeof(a->r));
     memset(a->pss_sum, 0, sizeof(a->pss_sum));
     memset(a->rss_sum, 0, sizeof(a->rss_sum));
+    a->runnable_sum = 0;
     a->overhead_s = thread_cpu_s() - t;
 }
 
@@ -282,23 +283,31 @@ thread_cpu(pid_t pid, const char *tid, char *state, int *cpu)
     return p && sscanf(p + 1, "%d", cpu) == 1 ? 0 : -1;
 }
 
-/* Counts pid's threads and those outside [lo, hi), naming the first. */
-static void
-check_pinning(struct acct *a, pid_t pid, int g)
+/*
+ * Returns pid's threads in state R (running or waiting for a core: what
+ * the load average counts); when its group is pinned, counts its threads
+ * and those outside [lo, hi), naming the first.
+ */
+static int
+walk_threads(struct acct *a, pid_t pid, int g)
 {
+    int runnable = 0;
     char path[64];
     DIR *d;
     struct dirent *de;
 
     snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
     if (!(d = opendir(path)))
-        return;
+        return 0;
     while ((de = readdir(d))) {
         cpu_set_t set;
         char state;
         int cpu, bad = -1;
 
         if (de->d_name[0] == '.' || thread_cpu(pid, de->d_name, &state, &cpu) < 0)
+            continue;
+        runnable += state == 'R';
+        if (a->pin_hi[g] <= 0)
             continue;
         a->r.pin_threads++;
         if (sched_getaffinity(atoi(de->d_name), sizeof(set), &set) == 0)
@@ -317,13 +326,14 @@ check_pinning(struct acct *a, pid_t pid, int g)
                      a->pin_hi[g] - 1);
     }
     closedir(d);
+    return runnable;
 }
 
 void
 acct_sample(struct acct *a)
 {
     pid_t pid[MAX_PROCS];
-    int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), backends = 0;
+    int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), backends = 0, runnable = 0;
     double pss[AG_NGROUPS] = {0}, rss[AG_NGROUPS] = {0};
     int procs[AG_NGROUPS] = {0};
     double t = thread_cpu_s();
@@ -338,9 +348,9 @@ acct_sample(struct acct *a)
         procs[group[i]]++;
         if (group[i] == AG_POSTGRES && is_pg_client(pid[i]))
             backends++;
-        if (a->pin_hi[group[i]] > 0)
-            check_pinning(a, pid[i], group[i]);
+        runnable += walk_threads(a, pid[i], group[i]);
     }
+    a->runnable_sum += runnable;
     for (int g = 0; g < AG_NGROUPS; g++) {
         a->pss_sum[g] += pss[g];
         a->rss_sum[g] += rss[g];
@@ -388,6 +398,7 @@ acct_end(struct acct *a, struct acct_result *out)
             out->rss_mean[g] = a->rss_sum[g] / out->samples;
         }
     }
+    out->runnable_mean = out->samples ? a->runnable_sum / out->samples : 0;
     out->other_s = out->machine_busy_s > sum ? out->machine_busy_s - sum : 0;
     out->overhead_s = a->overhead_s + (thread_cpu_s() - t);
 }

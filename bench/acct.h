@@ -53,6 +53,7 @@ struct acct_result {
     /* The pinning check (acct_set_pinning): threads seen, and those found
        allowed or running outside their group's cores, the first named. */
     int pin_threads;
+    double runnable_mean; /* our threads in state R (the load average's count), mean of samples */
     int pin_stray;
     char pin_stray_what[160];
 };
@@ -67,6 +68,7 @@ struct acct {
     double pss_sum[AG_NGROUPS], rss_sum[AG_NGROUPS];
     double overhead_s;
     int pin_lo[AG_NGROUPS], pin_hi[AG_NGROUPS]; /* cores [lo, hi); hi 0: not checked */
+    double runnable_sum;
     struct acct_result r;
 };
 

@@ -24,17 +24,17 @@ static struct level *
 play_once(struct bench *b, const struct options *o, struct search_result *r, int users)
 {
     struct level *l = &r->level[r->nlevels++];
-    double load = acct_loadavg(b->loadavg_path), busy;
+    double load = acct_loadavg(b->loadavg_path), own = b->own_load, busy;
 
     bench_level(b, users, o->ramp_s, o->settle_max_s, o->hold_s, l);
     busy = l->acct.other_s;
     for (int g = 0; g < AG_NGROUPS; g++)
         busy += l->acct.cpu_s[g];
     l->load_before = load;
-    l->disturbed = spread_disturbed(l->acct.other_s, busy, load, r->nlevels > 1 ? r->own_cores : 0,
-                                    l->acct.cores, o->disturbed_other_pct, l->disturbed_why,
-                                    sizeof(l->disturbed_why));
-    r->own_cores = b->own_cores;
+    l->own_load_before = own;
+    l->disturbed =
+        spread_disturbed(l->acct.other_s, busy, load, own, l->acct.cores, o->disturbed_other_pct,
+                         l->disturbed_why, sizeof(l->disturbed_why));
     if (l->acct.pin_stray && !r->pin_stray++)
         snprintf(r->pin_what, sizeof(r->pin_what), "%s", l->acct.pin_stray_what);
     if (!b->quiet) {

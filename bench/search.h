@@ -32,7 +32,6 @@ struct search_result {
     const char *stopped;  /* why the search ended */
     int disturbed_levels; /* plays others disturbed (bench.h's level.disturbed) */
     int disturbed;        /* one stayed disturbed when played again */
-    double own_cores;     /* our CPU over the last level, in cores */
     int pin_stray;        /* levels where a thread ran outside its cores */
     char pin_what[160];   /* the first such thread */
 };

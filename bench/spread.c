@@ -114,7 +114,7 @@ spread_compare(const double *a, int na, const double *b, int nb)
 }
 
 int
-spread_disturbed(double other_s, double busy_s, double load_before, double own_cores, int cores,
+spread_disturbed(double other_s, double busy_s, double load_before, double own_load, int cores,
                  double max_other_pct, char *why, size_t cap)
 {
     double other_pct = busy_s > 0 ? other_s * 100 / busy_s : 0;
@@ -127,10 +127,10 @@ spread_disturbed(double other_s, double busy_s, double load_before, double own_c
                  other_pct, max_other_pct);
         return 1;
     }
-    if (load_before - own_cores > cores) {
+    if (load_before - own_load > cores) {
         snprintf(why, cap,
                  "load average %.2f before it began, %.2f of it not ours, above the %d cores",
-                 load_before, load_before - own_cores, cores);
+                 load_before, load_before - own_load, cores);
         return 1;
     }
     return 0;

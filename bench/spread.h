@@ -44,11 +44,11 @@ int spread_compare(const double *a, int na, const double *b, int nb);
 /*
  * Whether a level was disturbed, and why (in why): the CPU no group of
  * ours used ("other") above max_other_pct of the machine's busy time, or
- * the 1-minute load average before the level began, less the cores our
- * own processes kept busy over the level before it (own_cores), above the
- * machine's cores.  max_other_pct < 0: never.  1 or 0.
+ * the 1-minute load average before the level began, less our own part
+ * of it (own_load: our threads runnable over the window before, on
+ * average), above the machine's cores.  max_other_pct < 0: never.  1 or 0.
  */
-int spread_disturbed(double other_s, double busy_s, double load_before, double own_cores, int cores,
+int spread_disturbed(double other_s, double busy_s, double load_before, double own_load, int cores,
                      double max_other_pct, char *why, size_t cap);
 
 #endif
