@@ -6,6 +6,7 @@
 #include "bench/acct.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +210,7 @@ acct_begin(struct acct *a)
     memset(&a->r, 0, sizeof(a->r));
     memset(a->pss_sum, 0, sizeof(a->pss_sum));
     memset(a->rss_sum, 0, sizeof(a->rss_sum));
+    a->runnable_sum = 0;
     a->overhead_s = thread_cpu_s() - t;
 }
 
@@ -252,10 +254,86 @@ is_pg_client(pid_t pid)
 }
 
 void
+acct_set_pinning(struct acct *a, enum acct_group g, int lo, int hi)
+{
+    a->pin_lo[g] = lo;
+    a->pin_hi[g] = hi;
+}
+
+/* A thread's state and the core it last ran on, from its stat; -1 when gone. */
+static int
+thread_cpu(pid_t pid, const char *tid, char *state, int *cpu)
+{
+    char path[300], buf[1024], *p;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* The command may hold spaces and parentheses: fields follow the last ')'. */
+    if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %c", state) != 1)
+        return -1;
+    /* Field 39, the processor: the 37th space from the one before the state (field 3). */
+    for (int i = 0; i < 37 && p; i++)
+        p = strchr(p + 1, ' ');
+    return p && sscanf(p + 1, "%d", cpu) == 1 ? 0 : -1;
+}
+
+/*
+ * Returns pid's threads in state R (running or waiting for a core: what
+ * the load average counts); when its group is pinned, counts its threads
+ * and those outside [lo, hi), naming the first.
+ */
+static int
+walk_threads(struct acct *a, pid_t pid, int g)
+{
+    int runnable = 0;
+    char path[64];
+    DIR *d;
+    struct dirent *de;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    if (!(d = opendir(path)))
+        return 0;
+    while ((de = readdir(d))) {
+        cpu_set_t set;
+        char state;
+        int cpu, bad = -1;
+
+        if (de->d_name[0] == '.' || thread_cpu(pid, de->d_name, &state, &cpu) < 0)
+            continue;
+        runnable += state == 'R';
+        if (a->pin_hi[g] <= 0)
+            continue;
+        a->r.pin_threads++;
+        if (sched_getaffinity(atoi(de->d_name), sizeof(set), &set) == 0)
+            for (int c = 0; c < CPU_SETSIZE && bad < 0; c++)
+                if (CPU_ISSET(c, &set) && (c < a->pin_lo[g] || c >= a->pin_hi[g]))
+                    bad = c;
+        if (bad < 0 && state == 'R' && (cpu < a->pin_lo[g] || cpu >= a->pin_hi[g]))
+            bad = cpu;
+        if (bad < 0)
+            continue;
+        if (!a->r.pin_stray++)
+            snprintf(a->r.pin_stray_what, sizeof(a->r.pin_stray_what),
+                     "%s thread %d of pid %d %s core %d, outside %d-%d", acct_group_names[g],
+                     atoi(de->d_name), (int)pid,
+                     state == 'R' && cpu == bad ? "ran on" : "was allowed", bad, a->pin_lo[g],
+                     a->pin_hi[g] - 1);
+    }
+    closedir(d);
+    return runnable;
+}
+
+void
 acct_sample(struct acct *a)
 {
     pid_t pid[MAX_PROCS];
-    int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), backends = 0;
+    int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), backends = 0, runnable = 0;
     double pss[AG_NGROUPS] = {0}, rss[AG_NGROUPS] = {0};
     int procs[AG_NGROUPS] = {0};
     double t = thread_cpu_s();
@@ -270,7 +348,9 @@ acct_sample(struct acct *a)
         procs[group[i]]++;
         if (group[i] == AG_POSTGRES && is_pg_client(pid[i]))
             backends++;
+        runnable += walk_threads(a, pid[i], group[i]);
     }
+    a->runnable_sum += runnable;
     for (int g = 0; g < AG_NGROUPS; g++) {
         a->pss_sum[g] += pss[g];
         a->rss_sum[g] += rss[g];
@@ -318,6 +398,7 @@ acct_end(struct acct *a, struct acct_result *out)
             out->rss_mean[g] = a->rss_sum[g] / out->samples;
         }
     }
+    out->runnable_mean = out->samples ? a->runnable_sum / out->samples : 0;
     out->other_s = out->machine_busy_s > sum ? out->machine_busy_s - sum : 0;
     out->overhead_s = a->overhead_s + (thread_cpu_s() - t);
 }

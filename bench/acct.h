@@ -50,6 +50,12 @@ struct acct_result {
     int pg_backends_max; /* client backends of the postmaster */
     int samples;
     double overhead_s; /* this process's CPU spent reading /proc for it */
+    /* The pinning check (acct_set_pinning): threads seen, and those found
+       allowed or running outside their group's cores, the first named. */
+    int pin_threads;
+    double runnable_mean; /* our threads in state R (the load average's count), mean of samples */
+    int pin_stray;
+    char pin_stray_what[160];
 };
 
 struct acct {
@@ -61,6 +67,8 @@ struct acct {
     int64_t t0_us;
     double pss_sum[AG_NGROUPS], rss_sum[AG_NGROUPS];
     double overhead_s;
+    int pin_lo[AG_NGROUPS], pin_hi[AG_NGROUPS]; /* cores [lo, hi); hi 0: not checked */
+    double runnable_sum;
     struct acct_result r;
 };
 
@@ -69,6 +77,14 @@ void acct_free(struct acct *a);
 /* -1 when the group is full or pid is not alive. */
 int acct_add_root(struct acct *a, enum acct_group g, pid_t pid);
 void acct_clear_roots(struct acct *a, enum acct_group g);
+
+/*
+ * From now on every acct_sample checks, for every thread of group g (from
+ * /proc/PID/task), that its affinity allows no core outside [lo, hi) and,
+ * when it is running, that it runs there: a backend PostgreSQL starts
+ * during the hold is seen as soon as it exists.  hi 0: no check.
+ */
+void acct_set_pinning(struct acct *a, enum acct_group g, int lo, int hi);
 
 void acct_begin(struct acct *a);
 void acct_sample(struct acct *a);

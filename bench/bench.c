@@ -325,6 +325,8 @@ bench_window_end(struct bench *b, struct level *l)
     l->gen_us_per_req = gen / reqs * 1e6;
     l->server_us_per_req = (a->cpu_s[AG_SERVER] + a->cpu_s[AG_NGINX]) / reqs * 1e6;
     l->pg_us_per_req = a->cpu_s[AG_POSTGRES] / reqs * 1e6;
+    /* What of the next level's load average is ours (search's disturbed check). */
+    b->own_load = a->runnable_mean;
 }
 
 static void __attribute__((format(printf, 2, 3))) add_why(struct level *l, const char *fmt, ...)

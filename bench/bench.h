@@ -62,7 +62,11 @@ struct level {
     struct acct_result acct;
     int open_loop; /* rate mode: no Little's law */
     int pass;
-    char why[256]; /* why it failed, or "" */
+    char why[256];           /* why it failed, or "" */
+    double load_before;      /* the 1-minute load average as it began */
+    double own_load_before;  /* of it, ours (bench.own_load then) */
+    int disturbed;           /* others used the machine (spread_disturbed) */
+    char disturbed_why[160]; /* why, or "" */
 };
 
 /* What the generator processes of a window sent back (procs.h). */
@@ -119,10 +123,12 @@ struct bench {
     const char *phase;
     int conns; /* the open-loop modes' connections, for the progress line */
     int quiet;
-    FILE *log;                   /* progress lines; stderr by default */
-    const char *loadavg_path;    /* NULL: /proc/loadavg */
-    double load_start;           /* the 1-minute load average before any level */
-    int probe_requests;          /* sent by the dataset probe (probe.h), not measured */
+    FILE *log;                /* progress lines; stderr by default */
+    const char *loadavg_path; /* NULL: /proc/loadavg */
+    double load_start;        /* the 1-minute load average before any level */
+    double own_load;    /* our threads runnable over the last window, mean: our part of the load
+                           average */
+    int probe_requests; /* sent by the dataset probe (probe.h), not measured */
     struct bench_remote *remote; /* the users' processes (owned), or NULL: this one */
     void (*second)(void *arg);   /* called once a second before the second's stats reset */
     void *second_arg;

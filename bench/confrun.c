@@ -117,6 +117,22 @@ confrun_tools(const struct options *o, int need_nginx, char *conduitd, char *tmp
     return 0;
 }
 
+/*
+ * The check that every thread ran where it was put during the holds: the
+ * server side on the first cores, the generator on the others when it has
+ * its own; cores 0 ends it.
+ */
+static void
+pin_check(struct bench *b, int cores, int own)
+{
+    int all = (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+    acct_set_pinning(&b->acct, AG_SERVER, 0, cores);
+    acct_set_pinning(&b->acct, AG_POSTGRES, 0, cores);
+    acct_set_pinning(&b->acct, AG_NGINX, 0, cores);
+    acct_set_pinning(&b->acct, AG_BENCH, own ? cores : 0, cores ? all : 0);
+}
+
 void
 confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun *w)
 {
@@ -154,8 +170,13 @@ confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun 
         b->level_note = NULL;
         level_free(&warm);
     }
+    pin_check(b, c->cores, w->own_cores);
     search_run(b, o, &w->r);
+    pin_check(b, 0, 0);
     w->ok = 1;
+    if (w->r.pin_stray)
+        snprintf(w->err, sizeof(w->err), "pinning not as intended in %d level(s): %s",
+                 w->r.pin_stray, w->r.pin_what);
     bench_drain(b, b->prof->timeout_s);
     search_print(stderr, &w->r);
     w->server_probes = s.probes;

@@ -3,6 +3,9 @@
  * and `experiment` both do for each of theirs: start the servers it names
  * (servers.h), account for them, check they hold the dataset, warm up,
  * search the capacity (search.h), let the last requests end, stop them.
+ * When the configuration has cores, every thread of the servers and of
+ * the generator is checked, each second of every hold, to run where it
+ * was pinned (acct_set_pinning); a stray thread is the result's error.
  *
  * Ownership: the result owns its search's levels (confrun_free).
  */
@@ -22,6 +25,7 @@ struct confrun {
     char label[48];
     struct servers_cfg cfg; /* workers in all, instances, cores, cache */
     int ok;                 /* the search ran */
+    int own_cores;          /* the generator has cores of its own (set by the caller) */
     int server_probes;      /* readiness requests servers.c sent its servers */
     double wall_s;          /* start to stop */
     struct search_result r;

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "bench/chart.h"
+#include "bench/reference.h"
+#include "bench/spread.h"
 #include "bench/units.h"
 
 /* The groups in the order the tables and the stacked charts show them. */
@@ -18,10 +20,55 @@ static const int groups[] = {AG_SERVER, AG_NGINX, AG_POSTGRES, AG_BENCH};
 static const char *const group_title[] = {"conduitd", "nginx", "PostgreSQL", "generator"};
 #define NGROUPS 4
 
+/* The first lines: what a reader must know before any figure. */
 static void
-header(FILE *f, const struct exp_info *in, int n)
+trust(FILE *f, const struct exp_info *in, const struct exp_row *rows, int n)
+{
+    char e[32], w[32];
+    int any = 0;
+
+    if (in->disturbed_other_pct < 0)
+        fprintf(f, "**Disturbed levels: not checked** (--disturbed-other off): other processes "
+                   "may have shared the machine unseen.\n\n");
+    else
+        fprintf(f,
+                "**Disturbed levels: %d**; configurations whose result stayed disturbed: %d. A "
+                "level is disturbed when other processes used more than %.0f %% of the busy CPU "
+                "during its hold, or the load average not ours was above the cores as it began; it "
+                "is played again after a pause, and if disturbed again, its configuration is "
+                "named and no conclusion is drawn from it.\n\n",
+                in->disturbed_levels, in->disturbed_configs, in->disturbed_other_pct);
+    for (int i = 0; i < n; i++)
+        if (rows[i].disturbed)
+            fprintf(f, "%s%s", any++ ? ", " : "Disturbed, no conclusion drawn: ", rows[i].m.label);
+    if (any)
+        fprintf(f, ".\n\n");
+    any = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i].pin_failed)
+            fprintf(f, "%s%s",
+                    any++ ? ", "
+                          : "**Pinning failed** (a thread ran outside its cores: "
+                            "see the JSON's pinning_stray): ",
+                    rows[i].m.label);
+    if (any)
+        fprintf(f, ".\n\n");
+    fprintf(f,
+            "**Repeats**: %d search%s per configuration%s. **Time**: estimated %s before the "
+            "run, took %s%s.\n\n",
+            in->repeat, in->repeat == 1 ? "" : "es",
+            in->repeat == 1 ? ": no spread was measured (--repeat 3 gives medians and ranges)"
+                            : ", interleaved (every configuration once, then again), so drift "
+                              "hits all alike",
+            units_fmt_s(in->estimate_s, e, sizeof(e)), units_fmt_s(in->wall_s, w, sizeof(w)),
+            in->budget_s > 0 ? " (--budget chose the repeats and the hold)" : "");
+}
+
+static void
+header(FILE *f, const struct exp_info *in, const struct exp_row *rows, int n)
 {
     fprintf(f, "# conduit-bench experiment, %s\n\n", in->started);
+    trust(f, in, rows, n);
     fprintf(f, "    %s\n\n", in->command);
     fprintf(f,
             "%d configurations in %.0f min. Machine: %s. Load average (1 min): %.2f when the run "
@@ -157,6 +204,142 @@ scaling_table(FILE *f, const struct exp_row *rows, int n)
         fprintf(f, "\n");
 }
 
+/* "MEDIAN (LO to HI)", or the one value when there is no spread. */
+static void
+med_range(FILE *f, const double *x, int k, int decimals)
+{
+    double lo, hi;
+
+    spread_range(x, k, &lo, &hi);
+    if (k < 2 || lo == hi) {
+        fprintf(f, "%.*f", decimals, spread_median(x, k));
+        return;
+    }
+    fprintf(f, "%.*f (%.*f to %.*f)", decimals, spread_median(x, k), decimals, lo, decimals, hi);
+}
+
+static void
+repeats_table(FILE *f, const struct exp_row *rows, int n)
+{
+    fprintf(f, "## Repeats: median and range\n\n"
+               "Every repeat's figures, from its best pass's last play: the median, and the range "
+               "in brackets. The tables below are those of each configuration's median repeat "
+               "(by users passed).\n\n"
+               "| configuration | repeats | users passed | req/s | us/request conduitd + nginx | "
+               "us/request PostgreSQL | us/request generator | server side PSS (MB) | disturbed "
+               "levels | result |\n"
+               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for (int i = 0; i < n; i++) {
+        const struct exp_row *r = &rows[i];
+        int k = r->nrep;
+
+        fprintf(f, "| %s | %d | ", r->m.label, k);
+        med_range(f, r->rep_users, k, 0);
+        fprintf(f, " | ");
+        med_range(f, r->rep_rps, k, 0);
+        fprintf(f, " | ");
+        med_range(f, r->rep_us[AG_SERVER], k, 0);
+        fprintf(f, " | ");
+        med_range(f, r->rep_us[AG_POSTGRES], k, 0);
+        fprintf(f, " | ");
+        med_range(f, r->rep_us[AG_BENCH], k, 0);
+        fprintf(f, " | ");
+        med_range(f, r->rep_pss_mb, k, 1);
+        fprintf(f, " | %d | %s |\n", r->disturbed_levels,
+                r->disturbed    ? "disturbed: no conclusion"
+                : r->pin_failed ? "pinning failed: no conclusion"
+                                : "kept");
+    }
+    fprintf(f, "\n");
+}
+
+/* Users per core of every usable row: median, lowest and highest repeat. */
+static void
+per_core(const struct exp_row *r, double *med, double *lo, double *hi)
+{
+    if (r->nrep > 0) {
+        spread_range(r->rep_users, r->nrep, lo, hi);
+        *med = spread_median(r->rep_users, r->nrep);
+    } else {
+        *med = *lo = *hi = r->users;
+    }
+    *med /= r->m.cores;
+    *lo /= r->m.cores;
+    *hi /= r->m.cores;
+}
+
+static void
+reference_section(FILE *f, const struct exp_info *in, const struct exp_row *rows, int n)
+{
+    struct reference ref;
+    char dir[4096], err[512], a[32], b[32];
+
+    reference_find(in->reference, dir, sizeof(dir));
+    if (!dir[0] || reference_load(dir, &ref, err, sizeof(err)) < 0) {
+        fprintf(f,
+                "## Beside the reference\n\nThe published figures were not found (%s): "
+                "--reference DIR names the folder of bench/reference/.\n\n",
+                dir[0] ? err : "no reference folder installed or in the source tree");
+        return;
+    }
+    fprintf(f, "## Beside the reference\n\n"
+               "The published experiment this project answers (bench/reference/README.md), as "
+               "printed, and this machine's configurations per core.\n\n"
+               "| stack | vCPU | users passed | users per vCPU | req/s | app memory |\n"
+               "| --- | --- | --- | --- | --- | --- |\n");
+    for (int i = 0; i < ref.nstack; i++) {
+        const struct reference_stack *s = &ref.stack[i];
+
+        fprintf(f, "| %s | %d | %s | %s | ", s->name, s->vcpu,
+                units_fmt_thousands(s->users, a, sizeof(a)),
+                units_fmt_thousands(s->users / s->vcpu, b, sizeof(b)));
+        if (s->rps > 0)
+            fprintf(f, "~%s", units_fmt_thousands(s->rps, a, sizeof(a)));
+        fprintf(f, " | ");
+        if (s->mem_mb >= 1000)
+            fprintf(f, "~%.1f GB", s->mem_mb / 1000);
+        else if (s->mem_mb > 0)
+            fprintf(f, "~%.0f MB", s->mem_mb);
+        fprintf(f, " |\n");
+    }
+    fprintf(f,
+            "\nFrom %d to %d vCPU their users grew %.1f to %.1f times (%.0f to %.0f %% of "
+            "linear); at %d vCPU they would be 8-vCPU users / %.1f to / %.1f (derived, not "
+            "published per stack). The same %d cores spread over instances behind nginx:\n\n"
+            "| layout | instances | workers each | req/s |\n| --- | --- | --- | --- |\n",
+            ref.scale_from, ref.scale_to, ref.scale_lo, ref.scale_hi,
+            ref.scale_lo * 100 / (ref.scale_to / ref.scale_from),
+            ref.scale_hi * 100 / (ref.scale_to / ref.scale_from), ref.scale_from, ref.scale_hi,
+            ref.scale_lo, ref.ninst ? ref.inst[0].cores : 0);
+    for (int i = 0; i < ref.ninst; i++)
+        fprintf(f, "| %s | %d | %d | %s |\n", ref.inst[i].layout, ref.inst[i].instances,
+                ref.inst[i].workers, units_fmt_thousands(ref.inst[i].rps, a, sizeof(a)));
+    fprintf(f, "\nHere (median and range of the repeats; disturbed configurations left out):\n\n"
+               "| configuration | cores | users per core | server side PSS |\n"
+               "| --- | --- | --- | --- |\n");
+    for (int i = 0; i < n; i++) {
+        double med, lo, hi;
+
+        if (!findings_usable(&rows[i]))
+            continue;
+        per_core(&rows[i], &med, &lo, &hi);
+        fprintf(f, "| %s | %d | %s", rows[i].m.label, rows[i].m.cores,
+                units_fmt_thousands(med, a, sizeof(a)));
+        if (lo < hi)
+            fprintf(f, " (%s to %s)", units_fmt_thousands(lo, a, sizeof(a)),
+                    units_fmt_thousands(hi, b, sizeof(b)));
+        fprintf(f, " | %.1f MB |\n", findings_server_mb(&rows[i]));
+    }
+    fprintf(f,
+            "\n![users per core here and in the reference](reference.png)\n\n"
+            "**Caveats**: their vCPU are cloud hyperthreads, ours the cores named above; their "
+            "load generator ran on another machine, ours on this one (on cores of its own when "
+            "the configuration leaves any); their holds were 5 minutes, these %.0f s; their "
+            "memory is the application's as they reported it, ours PSS of conduitd and nginx. "
+            "The figures sit side by side; they are not one measurement.\n\n",
+            in->hold_s);
+}
+
 int
 exp_report_md(const char *dir, const struct exp_info *in, const struct exp_row *rows, int n)
 {
@@ -166,14 +349,16 @@ exp_report_md(const char *dir, const struct exp_info *in, const struct exp_row *
     snprintf(path, sizeof(path), "%s/report.md", dir);
     if (!(f = fopen(path, "w")))
         return -1;
-    header(f, in, n);
+    header(f, in, rows, n);
     fprintf(f, "## Findings\n\n");
     findings_write(f, rows, n);
     fprintf(f, "\n");
+    repeats_table(f, rows, n);
     capacity_table(f, rows, n);
     memory_table(f, rows, n);
     cpu_table(f, rows, n);
     scaling_table(f, rows, n);
+    reference_section(f, in, rows, n);
     fprintf(f, "## Charts\n\n"
                "![users passed per configuration](capacity.png)\n\n"
                "![PSS by group](memory.png)\n\n"
@@ -331,9 +516,67 @@ latency(const char *dir, const struct exp_row *rows, int n, double p95_limit_ms,
     return chart_run(gp, dat, err, errlen);
 }
 
+/* Users per core: ours (median, range) against the reference's per vCPU. */
+static int
+reference_chart(const char *dir, const struct exp_info *in, const struct exp_row *rows, int n,
+                char *err, size_t errlen)
+{
+    struct reference ref;
+    char rdir[4096], dat[4096], gp[4096];
+    FILE *f;
+
+    reference_find(in->reference, rdir, sizeof(rdir));
+    if (!rdir[0] || reference_load(rdir, &ref, err, errlen) < 0) {
+        if (!rdir[0])
+            snprintf(err, errlen, "reference.png: the reference folder was not found");
+        return -1;
+    }
+    if (!(f = open_part(dir, "reference", "dat", dat, sizeof(dat), err, errlen)))
+        return -1;
+    fprintf(f, "# label users_per_core low high kind(1 here, 2 published, 3 derived)\n");
+    for (int i = 0; i < n; i++) {
+        double med, lo, hi;
+
+        if (!findings_usable(&rows[i]))
+            continue;
+        per_core(&rows[i], &med, &lo, &hi);
+        fprintf(f, "\"%s\" %.1f %.1f %.1f 1\n", rows[i].m.label, med, lo, hi);
+    }
+    for (int i = 0; i < ref.nstack; i++) {
+        const struct reference_stack *s = &ref.stack[i];
+        double per = s->users / s->vcpu;
+
+        fprintf(f, "\"%.40s, %d vCPU\" %.1f %.1f %.1f 2\n", s->name, s->vcpu, per, per, per);
+        if (s->vcpu == ref.scale_to && ref.scale_hi > 0) {
+            double lo = s->users / ref.scale_hi, hi = s->users / ref.scale_lo;
+
+            fprintf(f, "\"%.40s, %d vCPU (derived)\" %.1f %.1f %.1f 3\n", s->name, ref.scale_from,
+                    (lo + hi) / 2, lo, hi);
+        }
+    }
+    fclose(f);
+    if (!(f = open_part(dir, "reference", "gp", gp, sizeof(gp), err, errlen)))
+        return -1;
+    gp_head(f, "reference",
+            "Users passed per core: here (median, range of the repeats) and published (per vCPU)");
+    fprintf(f,
+            "set ylabel 'users per core'\nset yrange [0:*]\nset style fill solid 0.7 border -1\n"
+            "set boxwidth 0.6\nset offsets 0.5, 0.5, 0, 0\nset bmargin 14\n"
+            "plot '%s' using 0:($5 == 1 ? $2 : 1/0):xtic(1) with boxes lc rgb '#1f77b4' "
+            "title 'here', \\\n"
+            "     '' using 0:($5 == 2 ? $2 : 1/0) with boxes lc rgb '#999999' "
+            "title 'published', \\\n"
+            "     '' using 0:($5 == 3 ? $2 : 1/0) with boxes lc rgb '#dddddd' "
+            "title 'derived from the published 1-to-8 scaling', \\\n"
+            "     '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt 0 notitle\n",
+            base_name(dat));
+    fclose(f);
+    return chart_run(gp, dat, err, errlen);
+}
+
 int
-exp_report_charts(const char *dir, const struct exp_row *rows, int n, double p95_limit_ms,
-                  char *err, size_t errlen)
+exp_report_charts(const char *dir, const struct exp_info *in, const struct exp_row *rows, int n,
+                  double p95_limit_ms, char *err, size_t errlen)
 {
     int rc = 0;
     char e[512];
@@ -352,6 +595,8 @@ exp_report_charts(const char *dir, const struct exp_row *rows, int n, double p95
         !rc++)
         snprintf(err, errlen, "%s", e);
     if (latency(dir, rows, n, p95_limit_ms, e, sizeof(e)) < 0 && !rc++)
+        snprintf(err, errlen, "%s", e);
+    if (reference_chart(dir, in, rows, n, e, sizeof(e)) < 0 && !rc++)
         snprintf(err, errlen, "%s", e);
     return rc ? -1 : 0;
 }

@@ -16,12 +16,78 @@ findings_server_mb(const struct exp_row *r)
 }
 
 int
+findings_usable(const struct exp_row *r)
+{
+    return r->users > 0 && !r->disturbed && !r->pin_failed;
+}
+
+int
+findings_merge(const struct exp_row *reps, int k, struct exp_row *out)
+{
+    int order[SPREAD_MAX] = {0}, m = 0, dl = 0, dist = 0, pin = 0;
+
+    if (k > SPREAD_MAX)
+        k = SPREAD_MAX;
+    for (int i = 0; i < k; i++)
+        order[i] = i;
+    for (int i = 1; i < k; i++) /* a few repeats: insertion sort by users */
+        for (int j = i; j > 0 && reps[order[j - 1]].users > reps[order[j]].users; j--) {
+            int t = order[j];
+
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    m = k ? order[(k - 1) / 2] : 0;
+    for (int i = 0; i < k; i++) {
+        dl += reps[i].disturbed_levels;
+        dist |= reps[i].disturbed;
+        pin |= reps[i].pin_failed;
+    }
+    *out = reps[m];
+    out->nrep = k;
+    for (int i = 0; i < k; i++) {
+        out->rep_users[i] = reps[i].users;
+        out->rep_rps[i] = reps[i].rps;
+        out->rep_pss_mb[i] = findings_server_mb(&reps[i]);
+        for (int g = 0; g < AG_NGROUPS; g++)
+            out->rep_us[g][i] = reps[i].us_per_req[g];
+    }
+    out->disturbed_levels = dl;
+    out->disturbed = dist;
+    out->pin_failed = pin;
+    return m;
+}
+
+/* The users of every repeat, or the one search's. */
+static const double *
+users_of(const struct exp_row *r, int *n, double *one)
+{
+    if (r->nrep > 0) {
+        *n = r->nrep;
+        return r->rep_users;
+    }
+    *one = r->users;
+    *n = 1;
+    return one;
+}
+
+int
+findings_compare(const struct exp_row *a, const struct exp_row *b)
+{
+    double x, y;
+    int na, nb;
+    const double *ua = users_of(a, &na, &x), *ub = users_of(b, &nb, &y);
+
+    return spread_compare(ua, na, ub, nb);
+}
+
+int
 findings_winner(const struct exp_row *rows, int n)
 {
     int w = -1;
 
     for (int i = 0; i < n; i++) {
-        if (!rows[i].users)
+        if (!findings_usable(&rows[i]))
             continue;
         if (w < 0 || rows[i].users > rows[w].users ||
             (rows[i].users == rows[w].users &&
@@ -74,9 +140,27 @@ findings_scaling(const struct exp_row *rows, int n, int i)
 {
     int twin = findings_twin(rows, n, i);
 
-    if (twin < 0 || !rows[i].users || !rows[twin].users)
+    if (twin < 0 || !findings_usable(&rows[i]) || !findings_usable(&rows[twin]))
         return 0;
     return (double)rows[i].users / rows[twin].users;
+}
+
+/* " (median of K repeats, LO to HI)" when there are repeats. */
+static void
+range_of(FILE *f, const struct exp_row *r)
+{
+    double lo, hi;
+    char a[32], b[32];
+
+    if (r->nrep < 2)
+        return;
+    spread_range(r->rep_users, r->nrep, &lo, &hi);
+    if (lo == hi) {
+        fprintf(f, " (in all %d repeats)", r->nrep);
+        return;
+    }
+    fprintf(f, " (median of %d repeats, %s to %s)", r->nrep, units_fmt_thousands(lo, a, sizeof(a)),
+            units_fmt_thousands(hi, b, sizeof(b)));
 }
 
 static void
@@ -87,21 +171,34 @@ winner(FILE *f, const struct exp_row *rows, int n, int w)
     char a[32], b[32];
 
     for (int i = 0; i < n; i++)
-        if (i != w && rows[i].users && (second < 0 || rows[i].users > rows[second].users))
+        if (i != w && findings_usable(&rows[i]) &&
+            (second < 0 || rows[i].users > rows[second].users))
             second = i;
-    fprintf(f,
-            "**%s** served the most users: %s (%.0f req/s, p95 %.0f ms, conduitd and nginx %.1f MB "
-            "PSS)",
-            r->m.label, units_fmt_thousands(r->users, a, sizeof(a)), r->rps, r->p95_ms,
+    fprintf(f, "**%s** served the most users: %s", r->m.label,
+            units_fmt_thousands(r->users, a, sizeof(a)));
+    range_of(f, r);
+    fprintf(f, " (%.0f req/s, p95 %.0f ms, conduitd and nginx %.1f MB PSS)", r->rps, r->p95_ms,
             findings_server_mb(r));
-    if (second >= 0 && rows[second].users == r->users)
-        fprintf(f, ", as many as %s, which used more memory.", rows[second].m.label);
-    else if (second >= 0)
-        fprintf(f, ", %.1f %% more than the next, %s (%s).",
-                (double)(r->users - rows[second].users) * 100 / rows[second].users,
-                rows[second].m.label, units_fmt_thousands(rows[second].users, b, sizeof(b)));
-    else
+    if (second < 0) {
         fprintf(f, "; no other configuration passed a level.");
+        return;
+    }
+    if (rows[second].users == r->users && r->nrep < 2) {
+        fprintf(f, ", as many as %s, which used more memory.", rows[second].m.label);
+        return;
+    }
+    if (findings_compare(r, &rows[second]) <= 0) {
+        fprintf(f, ", but no difference was measured from the next, %s (%s", rows[second].m.label,
+                units_fmt_thousands(rows[second].users, b, sizeof(b)));
+        range_of(f, &rows[second]);
+        fprintf(f, "): their repeats overlap.");
+        return;
+    }
+    fprintf(f, ", %.1f %% more than the next, %s (%s",
+            (double)(r->users - rows[second].users) * 100 / rows[second].users,
+            rows[second].m.label, units_fmt_thousands(rows[second].users, b, sizeof(b)));
+    range_of(f, &rows[second]);
+    fprintf(f, ")%s.", r->nrep > 1 ? ", a difference its repeats show" : "");
 }
 
 /*
@@ -113,7 +210,7 @@ static int
 worker_counts(FILE *f, const struct exp_row *rows, int n)
 {
     char items[8][16];
-    int wins[8] = {0}, nitems = 0, groups = 0;
+    int wins[8] = {0}, nitems = 0, groups = 0, undecided = 0;
 
     for (int i = 0; i < n; i++) {
         int best = -1, members = 0, first = 1;
@@ -128,12 +225,20 @@ worker_counts(FILE *f, const struct exp_row *rows, int n)
             if (!same(&rows[j].m, &rows[i].m, 1, 0, 1, 1))
                 continue;
             members++;
-            if (rows[j].users && (best < 0 || rows[j].users > rows[best].users))
+            if (findings_usable(&rows[j]) && (best < 0 || rows[j].users > rows[best].users))
                 best = j;
         }
         if (members < 2 || best < 0)
             continue;
         groups++;
+        for (int j = i; j < n && best >= 0; j++)
+            if (j != best && same(&rows[j].m, &rows[i].m, 1, 0, 1, 1) &&
+                findings_usable(&rows[j]) && findings_compare(&rows[best], &rows[j]) <= 0)
+                best = -1;
+        if (best < 0) {
+            undecided++;
+            continue;
+        }
         {
             char spec[32], *save = NULL;
 
@@ -157,6 +262,8 @@ worker_counts(FILE *f, const struct exp_row *rows, int n)
     for (int k = 0; k < nitems; k++)
         fprintf(f, "%s%s worker%s per instance won %d", k ? (k == nitems - 1 ? " and " : ", ") : "",
                 items[k], strcmp(items[k], "1") ? "s" : "", wins[k]);
+    if (undecided)
+        fprintf(f, "%sno difference was measured in %d", nitems ? "; " : "", undecided);
     fprintf(f, " (a count named twice on one core, 1 and n, wins for both).");
     return 1;
 }
@@ -165,22 +272,33 @@ worker_counts(FILE *f, const struct exp_row *rows, int n)
 struct pairs {
     int n;
     double users_pct, server_mb, per_unit_mb;
+    int more, fewer, same; /* the pairs whose repeats show more users, fewer, no difference */
 };
 
 static struct pairs
 pairs_of(const struct exp_row *rows, int n, int cores, int workers, int instances, int cache,
          int (*ordered)(const struct exp_row *lo, const struct exp_row *hi))
 {
-    struct pairs p = {0, 0, 0, 0};
+    struct pairs p = {0, 0, 0, 0, 0, 0, 0};
 
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
             const struct exp_row *lo = &rows[i], *hi = &rows[j];
 
-            if (i == j || !lo->users || !hi->users ||
+            if (i == j || !findings_usable(lo) || !findings_usable(hi) ||
                 !same(&lo->m, &hi->m, cores, workers, instances, cache) || !ordered(lo, hi))
                 continue;
             p.n++;
+            switch (findings_compare(hi, lo)) {
+            case 1:
+                p.more++;
+                break;
+            case -1:
+                p.fewer++;
+                break;
+            default:
+                p.same++;
+            }
             p.users_pct += (double)(hi->users - lo->users) * 100 / lo->users;
             p.server_mb += findings_server_mb(hi) - findings_server_mb(lo);
             if (hi->m.workers != lo->m.workers)
@@ -221,13 +339,51 @@ cache_on(const struct exp_row *lo, const struct exp_row *hi)
     return !lo->m.cache && hi->m.cache;
 }
 
+/* What the repeats of the pairs show, after a sentence's mean. */
+static void
+tally(FILE *f, int more, int fewer, int same)
+{
+    if (!more && !fewer)
+        fprintf(f, " No difference was measured in any pair: the means are noise.");
+    else
+        fprintf(f, " By pair: more users in %d, fewer in %d, no difference measured in %d.", more,
+                fewer, same);
+}
+
+/* The rows no conclusion is drawn from, named; the count of sentences. */
+static int
+refused(FILE *f, const struct exp_row *rows, int n)
+{
+    int said = 0;
+
+    for (int i = 0; i < n; i++) {
+        const struct exp_row *r = &rows[i];
+
+        if (!r->disturbed && !r->pin_failed)
+            continue;
+        fprintf(f, "%s%s %s: no conclusion is drawn from it.", said ? " " : "", r->m.label,
+                r->disturbed ? "was disturbed (other processes used the machine during its levels, "
+                               "and again when they were played again)"
+                             : "ran threads outside their cores");
+        said++;
+    }
+    if (said)
+        fprintf(f, " ");
+    return said;
+}
+
 int
 findings_write(FILE *f, const struct exp_row *rows, int n)
 {
-    int w = findings_winner(rows, n), said = 0, twins = 0;
+    int w = findings_winner(rows, n), said = refused(f, rows, n), twins = 0, more = 0, fewer = 0;
     struct pairs p;
     double scale = 0;
 
+    if (w < 0 && said) {
+        fprintf(f, "No configuration passed a level undisturbed: run it again when the machine "
+                   "is quiet.\n");
+        return said + 1;
+    }
     if (w < 0) {
         fprintf(f, "No configuration passed a level: lower --start, or look at the levels' "
                    "reasons in the JSON.\n");
@@ -242,6 +398,7 @@ findings_write(FILE *f, const struct exp_row *rows, int n)
                 " Each extra worker cost %.1f MB of PSS (conduitd, mean of %d pairs) and changed "
                 "the users served by %+.1f %%.",
                 p.per_unit_mb, p.n, p.users_pct);
+        tally(f, p.more, p.fewer, p.same);
         said++;
     }
     p = pairs_of(rows, n, 1, 1, 0, 1, second_instance);
@@ -250,6 +407,7 @@ findings_write(FILE *f, const struct exp_row *rows, int n)
                 " A second instance of the same workers behind nginx changed the users by "
                 "%+.1f %% at %+.1f MB of PSS (conduitd and nginx, mean of %d pairs).",
                 p.users_pct, p.server_mb, p.n);
+        tally(f, p.more, p.fewer, p.same);
         said++;
     }
     p = pairs_of(rows, n, 1, 0, 0, 1, spread);
@@ -258,27 +416,41 @@ findings_write(FILE *f, const struct exp_row *rows, int n)
                 " The same workers spread over more instances (as 2x1 against 1x2) changed the "
                 "users by %+.1f %% at %+.1f MB (mean of %d pairs).",
                 p.users_pct, p.server_mb, p.n);
+        tally(f, p.more, p.fewer, p.same);
         said++;
     }
     p = pairs_of(rows, n, 1, 1, 1, 0, cache_on);
     if (p.n) {
         fprintf(f, " The cache changed the users by %+.1f %% (mean of %d pairs).", p.users_pct,
                 p.n);
+        tally(f, p.more, p.fewer, p.same);
         said++;
     }
     for (int i = 0; i < n; i++) {
         double s = findings_scaling(rows, n, i);
+        int c;
 
-        if (s > 0) {
-            scale += s;
-            twins++;
-        }
+        if (s <= 0)
+            continue;
+        scale += s;
+        twins++;
+        c = findings_compare(&rows[i], &rows[findings_twin(rows, n, i)]);
+        more += c > 0;
+        fewer += c < 0;
     }
     if (twins) {
         fprintf(f, " One core more multiplied the users by %.2f (mean of %d pairs).", scale / twins,
                 twins);
+        tally(f, more, fewer, twins - more - fewer);
         said++;
     }
+    if (rows[w].nrep < 2)
+        fprintf(f, " Each configuration was searched once: no spread was measured, and one search "
+                   "cannot rank differences of 5 to 10 %% (--repeat 3 or more).");
+    else
+        fprintf(f, " A difference is called one only when the worst repeat of one configuration "
+                   "beats the best of the other, or an exact two-sided Mann-Whitney test on the "
+                   "repeats gives p < 5 %% (which takes 4 repeats or more a side).");
     fprintf(f, "\n");
     return said;
 }

@@ -16,10 +16,15 @@
 
 #include "bench/acct.h"
 #include "bench/matrix.h"
+#include "bench/spread.h"
 
 #define FINDINGS_MAX_LEVELS 64 /* search.h's SEARCH_MAX_LEVELS */
 
-/* One configuration's result, from its best pass (all zero when none). */
+/*
+ * One configuration's result, from its best pass (all zero when none);
+ * after findings_merge, of its median repeat, with every repeat's figures
+ * in the rep_ arrays.
+ */
 struct exp_row {
     struct matrix_config m;
     int ran;   /* the servers started and the search ran */
@@ -37,7 +42,31 @@ struct exp_row {
     int level_users[FINDINGS_MAX_LEVELS];
     double level_p95_ms[FINDINGS_MAX_LEVELS];
     int level_pass[FINDINGS_MAX_LEVELS];
+    /* the repeats (findings_merge); nrep 0: one search, users alone */
+    int nrep;
+    double rep_users[SPREAD_MAX], rep_rps[SPREAD_MAX], rep_pss_mb[SPREAD_MAX];
+    double rep_us[AG_NGROUPS][SPREAD_MAX]; /* CPU per request by group */
+    int disturbed_levels;                  /* plays others disturbed, every repeat */
+    int disturbed;  /* a repeat's result stayed disturbed: no conclusion drawn */
+    int pin_failed; /* a thread ran outside its cores: no conclusion drawn */
 };
+
+/*
+ * The k repeats of one configuration as one row: the median repeat's
+ * figures (by users passed; of an even count, the lower middle), every
+ * repeat's in the rep_ arrays, disturbed or failed pinning if any was.
+ * Returns the median repeat's index.
+ */
+int findings_merge(const struct exp_row *reps, int k, struct exp_row *out);
+
+/* Whether the findings draw conclusions from the row: it passed, undisturbed, pinned right. */
+int findings_usable(const struct exp_row *r);
+
+/*
+ * 1 when a served more users than b in a way the repeats show (spread.h),
+ * -1 when fewer, 0 when no difference is measured.
+ */
+int findings_compare(const struct exp_row *a, const struct exp_row *b);
 
 /* The server side's PSS: conduitd and nginx. */
 double findings_server_mb(const struct exp_row *r);

@@ -203,3 +203,27 @@ matrix_config_max_s(double ramp_s, double settle_s, double hold_s, double warmup
     return START_STOP_S + (warmup_s > 0 ? ramp_s + warmup_s : 0) +
            (max_levels + 1) * (ramp_s + settle_s + hold_s);
 }
+
+int
+matrix_fit_budget(double budget_s, int nconfigs, double ramp_s, double warmup_s, int max_levels,
+                  int hold_given, int max_repeat, int *repeat, double *hold_s)
+{
+    static const double holds[] = {300, 180, 120, 60, 30, 20, 12, 8, 5};
+    int nholds = (int)(sizeof(holds) / sizeof(holds[0]));
+    double given = *hold_s;
+
+    for (int r = max_repeat; r >= 1; r--)
+        for (int h = 0; h < (hold_given ? 1 : nholds); h++) {
+            double hold = hold_given ? given : holds[h];
+
+            if (r * nconfigs * matrix_config_max_s(ramp_s, 1, hold, warmup_s, max_levels) <=
+                budget_s) {
+                *repeat = r;
+                *hold_s = hold;
+                return 0;
+            }
+        }
+    *repeat = 1;
+    *hold_s = hold_given ? given : holds[nholds - 1];
+    return -1;
+}

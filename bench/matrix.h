@@ -53,4 +53,17 @@ int matrix_has_spec(const struct matrix_config *c, const char *item);
 double matrix_config_max_s(double ramp_s, double settle_s, double hold_s, double warmup_s,
                            int max_levels);
 
+/*
+ * The repeats and the hold that fit budget_s for nconfigs configurations,
+ * each at most matrix_config_max_s(ramp_s, 1, hold, warmup_s, max_levels)
+ * a repeat (the new users of each level logging in at once): the most
+ * repeats up to max_repeat, and for them the longest hold of 5 min, 3 min,
+ * 2 min, 1 min, 30, 20, 12, 8 or 5 s that fits; or the hold given, when
+ * hold_given, and the repeats alone chosen.  0, or -1 when not even one
+ * repeat at the shortest hold fits (*repeat and *hold_s then say the
+ * smallest run).
+ */
+int matrix_fit_budget(double budget_s, int nconfigs, double ramp_s, double warmup_s, int max_levels,
+                      int hold_given, int max_repeat, int *repeat, double *hold_s);
+
 #endif

@@ -2,8 +2,10 @@
  * mode_compare: `compare --workers 1,n,2n+1`, the question the project
  * exists for.  For each configuration: start conduitd afresh (pinned with
  * PostgreSQL to --cores when asked; several masters behind nginx with
- * --instances), warm up, search the capacity, stop it.  Then a table, one
- * JSON report and a PNG chart.  The SQL ceiling (mode_ceiling.c) is
+ * --instances), warm up, search the capacity, stop it; --repeat times
+ * (default 3), interleaved (1 n 2n+1, 1 n 2n+1).  Then a table of each
+ * configuration's median repeat, the range of the repeats and what they
+ * separate (spread.h), one JSON report and a PNG chart.  The SQL ceiling (mode_ceiling.c) is
  * measured first, with the connections the n-worker server would hold,
  * and every configuration's rate is given as a fraction of it.
  */
@@ -19,10 +21,12 @@
 #include "bench/ceiling.h"
 #include "bench/chart.h"
 #include "bench/confrun.h"
+#include "bench/findings.h"
 #include "bench/modes.h"
 #include "bench/report.h"
 #include "bench/search.h"
 #include "bench/servers.h"
+#include "bench/spread.h"
 
 #define MB (1024.0 * 1024.0)
 
@@ -80,12 +84,65 @@ row_json(const struct confrun *w, const struct profile *p, double ceiling)
     return j;
 }
 
+/* The index in runs of configuration i's median repeat by users passed (the lower middle). */
+static int
+median_run(const struct confrun *runs, int n, int k, int i)
+{
+    struct exp_row reps[SPREAD_MAX], out;
+
+    memset(reps, 0, sizeof(reps));
+    for (int r = 0; r < k; r++)
+        reps[r].users = runs[i + r * n].ok ? runs[i + r * n].r.users_pass : 0;
+    return i + n * findings_merge(reps, k, &out);
+}
+
+/* The users passed by each repeat of configuration i. */
+static int
+users_of(const struct confrun *runs, int n, int k, int i, double *users)
+{
+    for (int r = 0; r < k; r++)
+        users[r] = runs[i + r * n].ok ? runs[i + r * n].r.users_pass : 0;
+    return k;
+}
+
+/* The range of every configuration, and the verdict on the one with the highest median. */
+static void
+print_repeats(FILE *f, const struct confrun *runs, int n, int k, const int *median)
+{
+    double u[SPREAD_MAX], v[SPREAD_MAX], lo, hi;
+    int best = 0;
+
+    if (k < 2)
+        return;
+    fprintf(f, "repeats (%d each, interleaved): users passed, median (lowest to highest):", k);
+    for (int i = 0; i < n; i++) {
+        users_of(runs, n, k, i, u);
+        spread_range(u, k, &lo, &hi);
+        fprintf(f, "%s %s %.0f (%.0f to %.0f)", i ? "," : "", runs[i].label, spread_median(u, k),
+                lo, hi);
+        if (runs[median[i]].r.users_pass > runs[median[best]].r.users_pass)
+            best = i;
+    }
+    fprintf(f, "\n");
+    users_of(runs, n, k, best, u);
+    for (int i = 0; i < n; i++) {
+        if (i == best)
+            continue;
+        users_of(runs, n, k, i, v);
+        fprintf(f, "%s against %s: %s\n", runs[best].label, runs[i].label,
+                spread_compare(u, k, v, k) > 0 ? "more users, a difference the repeats show"
+                                               : "no difference measured (the repeats overlap)");
+    }
+}
+
 int
 mode_compare(struct options *o)
 {
     struct profile *prof;
     struct bench b;
-    struct confrun rows[OPT_MAX_CONFIGS];
+    struct confrun *runs, rows[OPT_MAX_CONFIGS];
+    int median[OPT_MAX_CONFIGS], k = o->repeat, n_cfg = o->nworkers;
+    char rdir[SPREAD_MAX][2100];
     struct servers_cfg base = {0};
     struct level ceil_l = {0};
     struct chart_row chart[OPT_MAX_CONFIGS];
@@ -98,7 +155,7 @@ mode_compare(struct options *o)
     cJSON *root, *configs;
     time_t t = time(NULL);
     struct tm tm;
-    int rc = 0, cost = 0;
+    int rc = 0, cost = 0, own;
 
     if (confrun_tools(o, o->instances > 1, conduitd, tmpl, sizeof(tmpl)) < 0)
         return 2;
@@ -114,7 +171,7 @@ mode_compare(struct options *o)
     if (modes_setup(o, &prof, &b) < 0)
         return 2;
     pg = confrun_postgres(&b, o, db, &cost);
-    confrun_pin_generator(&b.acct, o->cores);
+    own = confrun_pin_generator(&b.acct, o->cores);
     if (pg && o->cores)
         servers_pin(pg, o->cores);
     if (!o->no_ceiling) {
@@ -138,13 +195,36 @@ mode_compare(struct options *o)
     base.base_port = o->base_port;
     base.cores = o->cores;
     base.clients = o->b.max_users;
-    for (int i = 0; i < o->nworkers; i++) {
-        memset(&rows[i], 0, sizeof(rows[i]));
-        rows[i].cfg = base;
-        rows[i].cfg.workers = o->workers[i];
-        snprintf(rows[i].label, sizeof(rows[i].label), "%dx%d", o->instances,
+    runs = calloc((size_t)(n_cfg * k), sizeof(*runs));
+    if (!runs) {
+        fprintf(stderr, "conduit-bench: out of memory\n");
+        bench_free(&b);
+        profile_free(prof);
+        return 2;
+    }
+    /* Interleaved: every configuration once, then again (drift hits all alike). */
+    for (int p = 0; p < n_cfg * k; p++) {
+        int i = p % n_cfg;
+
+        runs[p].cfg = base;
+        runs[p].cfg.workers = o->workers[i];
+        runs[p].own_cores = own;
+        snprintf(runs[p].label, sizeof(runs[p].label), "%dx%d", o->instances,
                  o->workers[i] / o->instances);
-        confrun_play(&b, o, pg, &rows[i]);
+        if (k > 1)
+            fprintf(stderr, "==== repeat %d of %d\n", p / n_cfg + 1, k);
+        if (p >= n_cfg) {
+            /* Each repeat's logs in a folder of its own: DIR/rN. */
+            snprintf(rdir[p / n_cfg], sizeof(rdir[0]), "%s/r%d", dir, p / n_cfg + 1);
+            mkdir(rdir[p / n_cfg], 0755);
+            runs[p].cfg.dir = rdir[p / n_cfg];
+        }
+        confrun_play(&b, o, pg, &runs[p]);
+    }
+    /* The table and the chart show each configuration's median repeat. */
+    for (int i = 0; i < n_cfg; i++) {
+        median[i] = median_run(runs, n_cfg, k, i);
+        rows[i] = runs[median[i]];
     }
     if (pg && o->cores)
         servers_pin(pg, 0);
@@ -157,6 +237,7 @@ mode_compare(struct options *o)
                "busy CPU)\n",
                ceiling, n * o->pool, confrun_share(&ceil_l.acct, AG_POSTGRES));
     print_table(stdout, rows, o->nworkers, o, ceiling);
+    print_repeats(stdout, runs, n_cfg, k, median);
     printf("(logins verify the seeded users' bcrypt hash, cost %d)\n", cost);
 
     root = modes_json_header(o, &b);
@@ -172,7 +253,13 @@ mode_compare(struct options *o)
     for (int i = 0; i < o->nworkers; i++) {
         const struct level *l = confrun_best(&rows[i]);
 
-        cJSON_AddItemToArray(configs, row_json(&rows[i], prof, ceiling));
+        cJSON *j = row_json(&rows[i], prof, ceiling), *reps;
+
+        cJSON_AddNumberToObject(j, "median_repeat", median[i] / n_cfg + 1);
+        reps = cJSON_AddArrayToObject(j, "repeats");
+        for (int r = 0; r < k; r++)
+            cJSON_AddItemToArray(reps, row_json(&runs[i + r * n_cfg], prof, ceiling));
+        cJSON_AddItemToArray(configs, j);
         chart[i].label = rows[i].label;
         chart[i].users = rows[i].ok ? rows[i].r.users_pass : 0;
         chart[i].server_pss_mb =
@@ -196,8 +283,9 @@ mode_compare(struct options *o)
         rc = 2;
     cJSON_Delete(root);
     level_free(&ceil_l);
-    for (int i = 0; i < o->nworkers; i++)
-        confrun_free(&rows[i]);
+    for (int p = 0; p < n_cfg * k; p++)
+        confrun_free(&runs[p]);
+    free(runs);
     bench_free(&b);
     profile_free(prof);
     return rc;

@@ -2,10 +2,12 @@
  * mode_experiment: the reference experiment in one command.  Every
  * configuration of the matrix (matrix.h: cores x workers x instances x
  * cache) is started afresh, searched for its capacity and stopped, one
- * after the other; then one folder holds report.md with its findings and
+ * after the other, --repeat times, interleaved (A B C, A B C: drift hits
+ * all alike); then one folder holds report.md with its findings and
  * charts (exp_report.h), experiment.json with every level of every search,
- * and levels/SLUG.json per configuration, written as soon as that
- * configuration ends so an interrupted run keeps what it measured.
+ * and levels/SLUG.json (SLUG-rN.json for repeat N) per configuration,
+ * written as soon as that search ends so an interrupted run keeps what it
+ * measured.  --budget chooses the repeats and the hold before the run.
  *
  * A first INT or TERM ends the search in progress after its level; the
  * servers are stopped and the report is written for what was measured.
@@ -26,6 +28,7 @@
 #include "bench/findings.h"
 #include "bench/modes.h"
 #include "bench/report.h"
+#include "bench/spread.h"
 #include "bench/units.h"
 
 #define MB (1024.0 * 1024.0)
@@ -43,10 +46,11 @@ on_signal(int sig)
 /* The progress line's state: where in the matrix, and since when. */
 struct progress {
     const struct options *o;
-    int k;            /* the configuration being played, from 0 */
-    int level;        /* levels begun in it */
-    int64_t t0_us;    /* the run's start */
-    double done_s;    /* the finished configurations' time */
+    int k;         /* the search being played, from 0 (repeat x configurations + configuration) */
+    int nplays;    /* configurations x repeats */
+    int level;     /* levels begun in it */
+    int64_t t0_us; /* the run's start */
+    double done_s; /* the finished configurations' time */
     double per_cfg_s; /* the estimate for one, until one has finished */
 };
 
@@ -62,7 +66,7 @@ left_s(const struct progress *p)
 {
     double per = p->k ? p->done_s / p->k : p->per_cfg_s;
     double in_this = elapsed_s(p) - p->done_s;
-    double rest = (p->o->nmatrix - p->k) * per - in_this;
+    double rest = (p->nplays - p->k) * per - in_this;
 
     return rest > 0 ? rest : 0;
 }
@@ -71,15 +75,17 @@ static void
 on_level(void *arg, int users, const char *note)
 {
     struct progress *p = arg;
-    char what[32], u[32], l[32];
+    char what[32], u[32], l[32], rep[32] = "";
 
+    if (p->o->repeat > 1)
+        snprintf(rep, sizeof(rep), " repeat %d/%d", p->k / p->o->nmatrix + 1, p->o->repeat);
     if (note)
         snprintf(what, sizeof(what), "%s", note);
     else
         snprintf(what, sizeof(what), "level %d", ++p->level);
-    fprintf(stderr, "[%d/%d %s] %s: %d users; elapsed %s, about %s left\n", p->k + 1, p->o->nmatrix,
-            p->o->matrix[p->k].label, what, users, units_fmt_s(elapsed_s(p), u, sizeof(u)),
-            units_fmt_s(left_s(p), l, sizeof(l)));
+    fprintf(stderr, "[%d/%d %s%s] %s: %d users; elapsed %s, about %s left\n", p->k + 1, p->nplays,
+            p->o->matrix[p->k % p->o->nmatrix].label, rep, what, users,
+            units_fmt_s(elapsed_s(p), u, sizeof(u)), units_fmt_s(left_s(p), l, sizeof(l)));
 }
 
 /* The row the report and the findings read, from the best pass. */
@@ -94,6 +100,9 @@ row_of(const struct confrun *w, const struct matrix_config *m, int own, struct e
     r->gen_own_cores = own;
     r->wall_s = w->wall_s;
     r->stopped = w->ok ? w->r.stopped : NULL;
+    r->disturbed_levels = w->r.disturbed_levels;
+    r->disturbed = w->r.disturbed;
+    r->pin_failed = w->r.pin_stray > 0;
     for (int i = 0; i < w->r.nlevels && i < FINDINGS_MAX_LEVELS; i++) {
         const struct level *x = &w->r.level[i];
 
@@ -133,6 +142,9 @@ row_json(const struct confrun *w, const struct exp_row *r, const struct profile 
     cJSON_AddStringToObject(j, "generator", r->gen_own_cores ? "own cores" : "shared cores");
     if (!w->ok)
         return j;
+    cJSON_AddBoolToObject(j, "disturbed", r->disturbed);
+    cJSON_AddNumberToObject(j, "disturbed_levels", r->disturbed_levels);
+    cJSON_AddBoolToObject(j, "pinning_ok", !r->pin_failed);
     cJSON_AddNumberToObject(j, "users_passed", r->users);
     cJSON_AddNumberToObject(j, "users_per_core", (double)r->users / r->m.cores);
     if (r->users) {
@@ -150,13 +162,24 @@ row_json(const struct confrun *w, const struct exp_row *r, const struct profile 
     return j;
 }
 
-/* DIR/levels/SLUG.json: one configuration, as soon as it has ended. */
+/* "SLUG" for the first repeat, "SLUG-rN" for repeat N: files and folders. */
 static void
-write_levels(const char *dir, const struct exp_row *r, cJSON *j)
+play_name(const struct exp_row *r, int rep, char *out, size_t cap)
 {
-    char path[4096];
+    if (rep)
+        snprintf(out, cap, "%s-r%d", r->m.slug, rep + 1);
+    else
+        snprintf(out, cap, "%s", r->m.slug);
+}
 
-    snprintf(path, sizeof(path), "%s/levels/%s.json", dir, r->m.slug);
+/* DIR/levels/NAME.json: one search, as soon as it has ended. */
+static void
+write_levels(const char *dir, const struct exp_row *r, int rep, cJSON *j)
+{
+    char path[4096], name[64];
+
+    play_name(r, rep, name, sizeof(name));
+    snprintf(path, sizeof(path), "%s/levels/%s.json", dir, name);
     if (report_write(path, j) < 0)
         fprintf(stderr, "conduit-bench: cannot write %s: %s\n", path, strerror(errno));
 }
@@ -200,13 +223,39 @@ command_line(const struct options *o, char *out, size_t cap)
     }
 }
 
+/* --budget: the repeats and the hold that fit, said; -1 when nothing fits. */
+static int
+fit_budget(struct options *o)
+{
+    char b[32], h[32], e[32];
+    int rc = matrix_fit_budget(o->budget_s, o->nmatrix, o->ramp_s, o->warmup_s, o->max_levels,
+                               o->set_hold, o->repeat, &o->repeat, &o->hold_s);
+    double est = o->repeat * o->nmatrix *
+                 matrix_config_max_s(o->ramp_s, 1, o->hold_s, o->warmup_s, o->max_levels);
+
+    units_fmt_s(o->budget_s, b, sizeof(b));
+    units_fmt_s(o->hold_s, h, sizeof(h));
+    units_fmt_s(est, e, sizeof(e));
+    if (rc < 0) {
+        fprintf(stderr,
+                "conduit-bench: --budget %s: too short for %d configurations: one repeat at "
+                "%s holds takes about %s (fewer configurations, --max-levels, or a longer "
+                "budget)\n",
+                b, o->nmatrix, h, e);
+        return -1;
+    }
+    fprintf(stderr, "budget %s: chose %d repeat%s of %s holds%s (about %s)\n", b, o->repeat,
+            o->repeat == 1 ? "" : "s", h, o->set_hold ? " (as given)" : "", e);
+    return 0;
+}
+
 int
 mode_experiment(struct options *o)
 {
     struct profile *prof;
     struct bench b;
     struct confrun *runs;
-    struct exp_row *rows;
+    struct exp_row *rows, *reprows;
     struct servers_cfg base = {0};
     struct progress pr = {0};
     struct exp_info in = {0};
@@ -217,9 +266,11 @@ mode_experiment(struct options *o)
     time_t t = time(NULL);
     struct tm tm;
     pid_t pg;
-    int cost = 0, rc = 0, played = 0;
+    int cost = 0, rc = 0, played = 0, nconf, *median;
 
     if (check_tools(o, conduitd, tmpl, sizeof(tmpl)) < 0)
+        return 2;
+    if (o->budget_s > 0 && fit_budget(o) < 0)
         return 2;
     localtime_r(&t, &tm);
     strftime(started, sizeof(started), "%Y%m%d-%H%M%S", &tm);
@@ -234,8 +285,10 @@ mode_experiment(struct options *o)
     mkdir(path, 0755);
     if (modes_setup(o, &prof, &b) < 0)
         return 2;
-    runs = calloc((size_t)o->nmatrix, sizeof(*runs));
+    runs = calloc((size_t)(o->nmatrix * o->repeat), sizeof(*runs));
+    reprows = calloc((size_t)(o->nmatrix * o->repeat), sizeof(*reprows));
     rows = calloc((size_t)o->nmatrix, sizeof(*rows));
+    median = calloc((size_t)o->nmatrix, sizeof(*median));
     pg = confrun_postgres(&b, o, db, &cost);
     base.conduitd = conduitd;
     base.nginx = o->nginx;
@@ -247,23 +300,25 @@ mode_experiment(struct options *o)
     base.clients = o->b.max_users;
 
     pr.o = o;
+    pr.nplays = o->nmatrix * o->repeat;
     pr.t0_us = conn_now_us();
     /*
      * The settle after a ramp (the new users' logins) is what varies: a
      * second when the server keeps up, up to --settle-max when it does not.
      */
     pr.per_cfg_s = matrix_config_max_s(o->ramp_s, 1, o->hold_s, o->warmup_s, o->max_levels);
+    in.estimate_s = pr.per_cfg_s * pr.nplays;
     fprintf(stderr,
-            "experiment: %d configurations into %s; each at most %d levels plus a replay, hold "
-            "%.0f s%s: about %s in all if the new users of each level log in at once, up to %s "
-            "if every level waits --settle-max for them (the estimate is updated as each "
-            "configuration ends)\n",
-            o->nmatrix, dir, o->max_levels, o->hold_s,
+            "experiment: %d configurations x %d repeat%s into %s; each at most %d levels plus a "
+            "replay, hold %.0f s%s: about %s in all if the new users of each level log in at "
+            "once, up to %s if every level waits --settle-max for them (the estimate is updated "
+            "as each search ends; a disturbed level adds a pause and a replay)\n",
+            o->nmatrix, o->repeat, o->repeat == 1 ? "" : "s", dir, o->max_levels, o->hold_s,
             o->hold_s < 300 ? " (short: a sketch; --hold 5m for docs/workload.md's holds)" : "",
-            units_fmt_s(pr.per_cfg_s * o->nmatrix, u, sizeof(u)),
+            units_fmt_s(in.estimate_s, u, sizeof(u)),
             units_fmt_s(matrix_config_max_s(o->ramp_s, o->settle_max_s, o->hold_s, o->warmup_s,
                                             o->max_levels) *
-                            o->nmatrix,
+                            pr.nplays,
                         l, sizeof(l)));
     b.level_begin = on_level;
     b.level_arg = &pr;
@@ -271,11 +326,13 @@ mode_experiment(struct options *o)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
 
-    for (int k = 0; k < o->nmatrix && !interrupted; k++) {
-        const struct matrix_config *m = &o->matrix[k];
+    /* Interleaved: every configuration once, then again (drift hits all alike). */
+    for (int k = 0; k < pr.nplays && !interrupted; k++) {
+        int rep = k / o->nmatrix, c = k % o->nmatrix;
+        const struct matrix_config *m = &o->matrix[c];
         struct confrun *w = &runs[k];
         double t1 = elapsed_s(&pr);
-        int own;
+        char name[64];
         cJSON *j;
 
         pr.k = k;
@@ -286,14 +343,16 @@ mode_experiment(struct options *o)
         w->cfg.instances = m->instances;
         w->cfg.cores = m->cores;
         w->cfg.cache = m->cache;
-        snprintf(path, sizeof(path), "%s/%s", dir, m->slug);
+        reprows[k].m = *m;
+        play_name(&reprows[k], rep, name, sizeof(name));
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
         mkdir(path, 0755);
         w->cfg.dir = path;
-        own = confrun_pin_generator(&b.acct, m->cores);
+        w->own_cores = confrun_pin_generator(&b.acct, m->cores);
         confrun_play(&b, o, pg, w);
-        row_of(w, m, own, &rows[k]);
-        j = row_json(w, &rows[k], prof);
-        write_levels(dir, &rows[k], j);
+        row_of(w, m, w->own_cores, &reprows[k]);
+        j = row_json(w, &reprows[k], prof);
+        write_levels(dir, &reprows[k], rep, j);
         cJSON_Delete(j);
         pr.done_s += elapsed_s(&pr) - t1;
         played++;
@@ -303,11 +362,24 @@ mode_experiment(struct options *o)
     if (pg)
         servers_pin(pg, 0);
     confrun_pin_generator(&b.acct, 0);
+    /* A configuration with a search played is reported, from the repeats it had. */
+    nconf = played < o->nmatrix ? played : o->nmatrix;
+    for (int c = 0; c < nconf; c++) {
+        struct exp_row reps[SPREAD_MAX];
+        int k = 0;
+
+        for (int i = c; i < played; i += o->nmatrix)
+            reps[k++] = reprows[i];
+        median[c] = c + o->nmatrix * findings_merge(reps, k, &rows[c]);
+        in.disturbed_levels += rows[c].disturbed_levels;
+        in.disturbed_configs += rows[c].disturbed;
+        in.pin_failed += rows[c].pin_failed;
+    }
     if (interrupted)
         fprintf(stderr,
-                "conduit-bench: interrupted: the report covers the %d configuration(s) "
-                "played\n",
-                played);
+                "conduit-bench: interrupted: the report covers the %d search(es) played, of %d "
+                "configuration(s)\n",
+                played, nconf);
 
     in.command = command;
     command_line(o, command, sizeof(command));
@@ -321,6 +393,10 @@ mode_experiment(struct options *o)
     in.ramp_s = o->ramp_s;
     in.warmup_s = o->warmup_s;
     in.max_levels = o->max_levels;
+    in.repeat = o->repeat;
+    in.budget_s = o->budget_s;
+    in.disturbed_other_pct = o->disturbed_other_pct;
+    in.reference = o->reference_dir;
     in.pool = o->pool;
     in.crit = &b.crit;
     strftime(started, sizeof(started), "%Y-%m-%d %H:%M", &tm);
@@ -332,35 +408,56 @@ mode_experiment(struct options *o)
     cJSON_AddStringToObject(root, "command", command);
     cJSON_AddNumberToObject(root, "wall_s", in.wall_s);
     cJSON_AddBoolToObject(root, "interrupted", interrupted != 0);
+    cJSON_AddNumberToObject(root, "estimate_s", in.estimate_s);
+    cJSON_AddNumberToObject(root, "repeat", o->repeat);
+    if (o->budget_s > 0)
+        cJSON_AddNumberToObject(root, "budget_s", o->budget_s);
+    cJSON_AddNumberToObject(root, "disturbed_other_pct", o->disturbed_other_pct);
+    cJSON_AddNumberToObject(root, "disturbed_levels", in.disturbed_levels);
+    cJSON_AddNumberToObject(root, "disturbed_configurations", in.disturbed_configs);
     modes_json_totals(root, &b);
     configs = cJSON_AddArrayToObject(root, "configurations");
-    for (int k = 0; k < played; k++)
-        cJSON_AddItemToArray(configs, row_json(&runs[k], &rows[k], prof));
+    for (int c = 0; c < nconf; c++) {
+        /* The median repeat's search, the figures of every repeat beside it. */
+        cJSON *j = row_json(&runs[median[c]], &rows[c], prof), *reps;
+
+        cJSON_AddNumberToObject(j, "repeats_played", rows[c].nrep);
+        cJSON_AddNumberToObject(j, "median_repeat", median[c] / o->nmatrix + 1);
+        cJSON_AddBoolToObject(j, "disturbed", rows[c].disturbed);
+        cJSON_ReplaceItemInObject(j, "disturbed_levels",
+                                  cJSON_CreateNumber(rows[c].disturbed_levels));
+        reps = cJSON_AddArrayToObject(j, "repeats");
+        for (int i = c; i < played; i += o->nmatrix)
+            cJSON_AddItemToArray(reps, row_json(&runs[i], &reprows[i], prof));
+        cJSON_AddItemToArray(configs, j);
+    }
     snprintf(path, sizeof(path), "%s/experiment.json", dir);
     if (!o->json)
         o->json = path;
     if (modes_write_json(o, root, abs, sizeof(abs)) < 0)
         rc = 2;
     cJSON_Delete(root);
-    if (exp_report_md(dir, &in, rows, played) < 0) {
+    if (exp_report_md(dir, &in, rows, nconf) < 0) {
         fprintf(stderr, "conduit-bench: cannot write %s/report.md: %s\n", dir, strerror(errno));
         rc = 2;
     } else {
         printf("report: %s/report.md\n", dir);
     }
-    if (exp_report_charts(dir, rows, played, b.crit.p95_ms, err, sizeof(err)) < 0)
+    if (exp_report_charts(dir, &in, rows, nconf, b.crit.p95_ms, err, sizeof(err)) < 0)
         fprintf(stderr, "conduit-bench: charts: %s\n", err);
     else
-        printf("charts: %s/{capacity,memory,cpu,latency}.png\n", dir);
+        printf("charts: %s/{capacity,memory,cpu,latency,reference}.png\n", dir);
     printf("\n");
-    findings_write(stdout, rows, played);
+    findings_write(stdout, rows, nconf);
     for (int k = 0; k < played; k++) {
-        if (!runs[k].ok)
+        if (!runs[k].ok || runs[k].r.pin_stray)
             rc = rc ? rc : 1;
         confrun_free(&runs[k]);
     }
     free(runs);
+    free(reprows);
     free(rows);
+    free(median);
     bench_free(&b);
     profile_free(prof);
     return rc ? rc : (interrupted ? 1 : 0);

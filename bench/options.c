@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/spread.h"
 #include "bench/units.h"
 
 void
@@ -30,6 +31,8 @@ options_usage(FILE *f)
         "instances\n"
         "           [--workers 1,n,2n+1] [--instances 1,2]  x cache, searched one by one, into\n"
         "           [--cache off,on]                        report.md, JSON and charts\n"
+        "           [--repeat K (3)] [--budget D]           K searches each, interleaved\n"
+        "           [--reference DIR]                       the published figures beside ours\n"
         "target and load:\n"
         "  --host ADDR (127.0.0.1)  --port P (8080)  --profile FILE  --scale F (1)  --seed N (1)\n"
         "  --source ADDR (127.0.0.2)  --sources N (auto)  --think-mean D  --think-cap D\n"
@@ -39,7 +42,8 @@ options_usage(FILE *f)
         "  --p95 D (500ms)  --p99 D (1s)  --max-errors PCT (1)  --little-tol PCT (5)\n"
         "  --gen-cpu-max PCT (80)\n"
         "search:  --min-users U (1)  --growth X (2)  --resolution PCT (5)  --max-levels N (20)\n"
-        "         --no-rerun\n"
+        "         --no-rerun  --disturbed-other PCT|off (5; experiment)  --disturbed-pause D "
+        "(30s)\n"
         "rate:    --warmup D (5s)  --connections N (64)\n"
         "accounting: --server-pid PID (repeatable)  --pg-pid PID | --pg-data DIR  --nginx-pid PID\n"
         "compare: --conduitd PATH  --nginx PATH  --base-port P (18080)  --no-ceiling  --cache "
@@ -104,6 +108,11 @@ enum {
     O_JSON,
     O_OUT,
     O_QUIET,
+    O_REPEAT,
+    O_BUDGET,
+    O_DISTURBED,
+    O_DISTURBED_PAUSE,
+    O_REFERENCE,
     O_HELP
 };
 
@@ -160,6 +169,11 @@ static const struct option longopts[] = {
     {"procs", required_argument, 0, O_PROCS},
     {"json", required_argument, 0, O_JSON},
     {"out", required_argument, 0, O_OUT},
+    {"repeat", required_argument, 0, O_REPEAT},
+    {"budget", required_argument, 0, O_BUDGET},
+    {"disturbed-other", required_argument, 0, O_DISTURBED},
+    {"disturbed-pause", required_argument, 0, O_DISTURBED_PAUSE},
+    {"reference", required_argument, 0, O_REFERENCE},
     {"quiet", no_argument, 0, 'q'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
@@ -231,6 +245,9 @@ defaults(struct options *o)
     o->instances = 1;
     o->depth = 16;
     o->out_dir = ".";
+    o->repeat = 1;
+    o->disturbed_other_pct = -1;
+    o->disturbed_pause_s = 30;
     /* The tests point it at a file they change during a run. */
     o->b.loadavg_path = getenv("CONDUIT_BENCH_LOADAVG");
 }
@@ -422,6 +439,23 @@ one(struct options *o, int c, const char *arg, const char *flag, char *err, size
     case O_OUT:
         o->out_dir = arg;
         return 0;
+    case O_REPEAT:
+        o->set_repeat = 1;
+        return count(arg, 1, SPREAD_MAX, &o->repeat, flag, err, errlen);
+    case O_BUDGET:
+        return dur(arg, 1, &o->budget_s, flag, err, errlen);
+    case O_DISTURBED:
+        o->set_disturbed = 1;
+        if (strcmp(arg, "off") == 0) {
+            o->disturbed_other_pct = -1;
+            return 0;
+        }
+        return pct(arg, &o->disturbed_other_pct, flag, err, errlen);
+    case O_DISTURBED_PAUSE:
+        return dur(arg, 0, &o->disturbed_pause_s, flag, err, errlen);
+    case O_REFERENCE:
+        o->reference_dir = arg;
+        return 0;
     case 'q':
         o->b.quiet = 1;
         return 0;
@@ -453,6 +487,10 @@ experiment_defaults(struct options *o, char *err, size_t errlen)
         o->warmup_s = 6;
     if (!o->set_max_levels)
         o->max_levels = 8;
+    if (!o->set_repeat)
+        o->repeat = 3;
+    if (!o->set_disturbed)
+        o->disturbed_other_pct = 5;
     o->nmatrix = matrix_expand(
         o->cores_spec ? o->cores_spec : cores, o->workers_spec ? o->workers_spec : "1,n,2n+1",
         o->instances_spec ? o->instances_spec : "1,2", o->cache_spec ? o->cache_spec : "off,on",
@@ -495,6 +533,13 @@ check_mode(struct options *o, char *err, size_t errlen)
     }
     if (o->mode == MODE_EXPERIMENT && experiment_defaults(o, err, errlen) < 0)
         return -1;
+    if (o->set_repeat && o->mode != MODE_EXPERIMENT && o->mode != MODE_COMPARE)
+        return options_bad(err, errlen, "repeat", "",
+                           "only compare and experiment repeat their searches");
+    if (o->budget_s > 0 && o->mode != MODE_EXPERIMENT)
+        return options_bad(err, errlen, "budget", "", "only experiment has a budget");
+    if (o->mode == MODE_COMPARE && !o->set_repeat)
+        o->repeat = 3;
     if (o->cache_spec && o->mode != MODE_COMPARE && o->mode != MODE_EXPERIMENT)
         return options_bad(err, errlen, "cache", o->cache_spec,
                            "only compare and experiment start servers");

@@ -60,7 +60,15 @@ struct options {
     const char *cores_spec, *instances_spec, *cache_spec;
     struct matrix_config matrix[MATRIX_MAX];
     int nmatrix;
-    int set_hold, set_ramp, set_warmup, set_max_levels; /* given: not the mode's default */
+    int repeat;      /* searches per configuration, interleaved across them */
+    double budget_s; /* experiment: choose holds and repeats that fit; 0: none */
+    /* A level whose "other" CPU share is above this (or the load average
+       not ours above the cores) is replayed, then marked disturbed; < 0: off. */
+    double disturbed_other_pct;
+    double disturbed_pause_s;  /* before the replay of a disturbed level */
+    const char *reference_dir; /* the published figures (reference.h); NULL: found */
+    int set_hold, set_ramp, set_warmup, set_max_levels, set_repeat,
+        set_disturbed; /* given: not the mode's default */
 };
 
 /* 0, 1 when help was printed, -1 with a message in err. */

@@ -220,6 +220,16 @@ report_level_json(const struct level *l, const struct profile *p)
     cJSON_AddNumberToObject(o, l->open_loop ? "connections" : "users", l->users);
     cJSON_AddBoolToObject(o, "pass", l->pass);
     cJSON_AddStringToObject(o, "why", l->why);
+    cJSON_AddBoolToObject(o, "disturbed", l->disturbed);
+    if (l->disturbed)
+        cJSON_AddStringToObject(o, "disturbed_why", l->disturbed_why);
+    cJSON_AddNumberToObject(o, "loadavg_1m_before", l->load_before);
+    cJSON_AddNumberToObject(o, "own_runnable_before", l->own_load_before);
+    cJSON_AddNumberToObject(o, "own_runnable_mean", l->acct.runnable_mean);
+    if (l->acct.pin_threads)
+        cJSON_AddNumberToObject(o, "pinning_threads_checked", l->acct.pin_threads);
+    if (l->acct.pin_stray)
+        cJSON_AddStringToObject(o, "pinning_stray", l->acct.pin_stray_what);
     cJSON_AddNumberToObject(o, "ramp_s", l->ramp_s);
     cJSON_AddNumberToObject(o, "settle_s", l->settle_s);
     cJSON_AddNumberToObject(o, "hold_s", l->acct.wall_s);

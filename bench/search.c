@@ -9,20 +9,8 @@
 #include <string.h>
 
 #include "bench/report.h"
+#include "bench/spread.h"
 #include "bench/units.h"
-
-static struct level *
-play(struct bench *b, const struct options *o, struct search_result *r, int users)
-{
-    struct level *l = &r->level[r->nlevels++];
-
-    bench_level(b, users, o->ramp_s, o->settle_max_s, o->hold_s, l);
-    if (!b->quiet) {
-        fprintf(b->log, "---- level %d\n", r->nlevels);
-        report_level_text(b->log, l, b->prof);
-    }
-    return l;
-}
 
 /* An INT or TERM was received (experiment sets bench.stop; other modes
    leave it NULL and are never stopped this way). */
@@ -30,6 +18,61 @@ static int
 stopped(const struct bench *b)
 {
     return b->stop && *b->stop;
+}
+
+static struct level *
+play_once(struct bench *b, const struct options *o, struct search_result *r, int users)
+{
+    struct level *l = &r->level[r->nlevels++];
+    double load = acct_loadavg(b->loadavg_path), own = b->own_load, busy;
+
+    bench_level(b, users, o->ramp_s, o->settle_max_s, o->hold_s, l);
+    busy = l->acct.other_s;
+    for (int g = 0; g < AG_NGROUPS; g++)
+        busy += l->acct.cpu_s[g];
+    l->load_before = load;
+    l->own_load_before = own;
+    l->disturbed =
+        spread_disturbed(l->acct.other_s, busy, load, own, l->acct.cores, o->disturbed_other_pct,
+                         l->disturbed_why, sizeof(l->disturbed_why));
+    if (l->acct.pin_stray && !r->pin_stray++)
+        snprintf(r->pin_what, sizeof(r->pin_what), "%s", l->acct.pin_stray_what);
+    if (!b->quiet) {
+        fprintf(b->log, "---- level %d\n", r->nlevels);
+        report_level_text(b->log, l, b->prof);
+    }
+    return l;
+}
+
+/*
+ * A level others disturbed is played again after a pause; if disturbed
+ * again, the search's result is marked disturbed (a verdict drawn from it
+ * would be the other processes').
+ */
+static struct level *
+play(struct bench *b, const struct options *o, struct search_result *r, int users)
+{
+    struct level *l = play_once(b, o, r, users);
+
+    if (!l->disturbed)
+        return l;
+    r->disturbed_levels++;
+    fprintf(stderr, "conduit-bench: level %d (%d users) disturbed: %s%s\n", r->nlevels, users,
+            l->disturbed_why,
+            r->nlevels < SEARCH_MAX_LEVELS - 1 && !stopped(b) ? "; replayed after a pause" : "");
+    if (r->nlevels >= SEARCH_MAX_LEVELS - 1 || stopped(b)) {
+        r->disturbed = 1;
+        return l;
+    }
+    bench_wait(b, o->disturbed_pause_s);
+    l = play_once(b, o, r, users);
+    if (l->disturbed) {
+        r->disturbed_levels++;
+        r->disturbed = 1;
+        fprintf(stderr, "conduit-bench: level %d (%d users) disturbed again: %s\n", r->nlevels,
+                users, l->disturbed_why);
+    }
+    return l;
 }
 
 static int
@@ -63,12 +106,17 @@ search_run(struct bench *b, const struct options *o, struct search_result *r)
             break;
         }
         l = play(b, o, r, users);
-        if (!l->pass && !o->no_rerun && r->nlevels < limit && !stopped(b)) {
+        if (!l->pass && !o->no_rerun && r->nlevels < limit && !stopped(b) && !r->disturbed) {
             /* Confirm a failure before it bounds the search; not once
                stopped: an INT ends the search after the level in
                progress, and a failed level would otherwise be played
                again, a second wait of up to --settle-max + --hold. */
             l = play(b, o, r, users);
+        }
+        if (r->disturbed) {
+            /* No conclusion will be drawn from it: the time is better spent elsewhere. */
+            r->stopped = "a level stayed disturbed when played again";
+            break;
         }
         if (l->pass) {
             lo = users;
@@ -99,7 +147,7 @@ search_run(struct bench *b, const struct options *o, struct search_result *r)
     }
     /* Play the best pass again: the figures reported are seen twice. */
     if (lo > 0 && !o->no_rerun && r->best != r->nlevels - 1 && r->nlevels < SEARCH_MAX_LEVELS &&
-        !stopped(b)) {
+        !stopped(b) && !r->disturbed) {
         struct level *l = play(b, o, r, lo);
 
         if (l->pass)
@@ -142,6 +190,10 @@ search_print(FILE *f, const struct search_result *r)
     if (r->users_fail)
         fprintf(f, ", %d fail (confirmed)", r->users_fail);
     fprintf(f, "; stopped: %s\n", r->stopped);
+    if (r->disturbed_levels)
+        fprintf(f, "disturbed levels: %d%s\n", r->disturbed_levels,
+                r->disturbed ? "; one stayed disturbed when played again: the result is disturbed"
+                             : "");
 }
 
 cJSON *
@@ -154,6 +206,10 @@ search_json(const struct search_result *r, const struct profile *p)
     cJSON_AddStringToObject(o, "stopped", r->stopped);
     cJSON_AddNumberToObject(o, "best_level", r->best);
     cJSON_AddNumberToObject(o, "fail_level", r->fail);
+    cJSON_AddNumberToObject(o, "disturbed_levels", r->disturbed_levels);
+    cJSON_AddBoolToObject(o, "disturbed", r->disturbed);
+    if (r->pin_stray)
+        cJSON_AddStringToObject(o, "pinning_stray", r->pin_what);
     for (int i = 0; i < r->nlevels; i++)
         cJSON_AddItemToArray(levels, report_level_json(&r->level[i], p));
     cJSON_AddItemToObject(o, "levels", levels);

@@ -137,14 +137,14 @@ if command -v nginx >/dev/null && command -v gnuplot >/dev/null; then
     mkdir "$T/cmp"
     "$BENCH" compare $P --db "$DB" --scale $S --workers 1,2 --instances 1 --pool 2 --no-ceiling \
         --think-mean 100ms --think-cap 1s --session 4s --start 8 --max-levels 1 --ramp 1s \
-        --hold 2s --warmup 0 --little-tol 25 \
+        --hold 2s --warmup 0 --little-tol 25 --repeat 2 \
         --out "$T/cmp" --quiet >"$T/cmp.out" 2>"$T/cmp.err"
     is "compare exits 0" "$?" 0
     # A relative --out, as a person types it (nginx resolves against its prefix).
     (cd "$T" && "$BENCH" compare $P --db "$DB" --scale $S --workers 2 --instances 2 --pool 2 \
         --no-ceiling --nginx-template "$top_srcdir/etc/nginx-upstream.conf.in" \
         --think-mean 100ms --think-cap 1s --session 4s --start 8 --max-levels 1 --ramp 1s \
-        --hold 2s --warmup 0 --little-tol 25 \
+        --hold 2s --warmup 0 --little-tol 25 --repeat 1 \
         --out cmp --quiet >>"$T/cmp.out" 2>>"$T/cmp.err")
     is "compare with 2 instances behind nginx exits 0" "$?" 0
     if grep -q '^conduit-bench: .*\(exited\|not found\|not ready\|does not answer\)' "$T/cmp.err"; then
@@ -156,6 +156,10 @@ if command -v nginx >/dev/null && command -v gnuplot >/dev/null; then
     check "prints the table" grep -Eq '^1x1 +1 +[0-9]+ ' "$T/cmp.out"
     check "with the nginx configuration" grep -Eq '^2x1 +2 +[0-9]+ ' "$T/cmp.out"
     check "and the chart" grep -q '^chart: .*compare.png' "$T/cmp.out"
+    # Two repeats, interleaved: the median's table, the range and the verdict.
+    check "the repeats' ranges" grep -Eq '^repeats \(2 each, interleaved\): users passed, median \(lowest to highest\): 1x1 [0-9]+ \([0-9]+ to [0-9]+\), 1x2 ' "$T/cmp.out"
+    check "and a verdict" grep -Eq '^1x[12] against 1x[12]: (more users, a difference the repeats show|no difference measured)' "$T/cmp.out"
+    check "the repeats interleave" sh -c "grep -E '^(==== repeat|==== 1x)' '$T/cmp.err' | head -n 6 | tr '\n' ';' | grep -q '^==== repeat 1 of 2;==== 1x1: .*;==== repeat 1 of 2;==== 1x2: .*;==== repeat 2 of 2;==== 1x1: '"
     for f in "$T"/cmp/compare-*/compare.png; do
         check "the chart is a PNG" sh -c "head -c 8 '$f' | od -c | grep -q 'P   N   G'"
     done
@@ -163,6 +167,7 @@ if command -v nginx >/dev/null && command -v gnuplot >/dev/null; then
     last=$(ls -d "$T"/cmp/compare-* | tail -n 1)
     is "one configuration per worker count" "$(jq '.configurations | length' "$first/compare.json")" 2
     is "each searched" "$(jq '[.configurations[].search.levels | length] | add' "$first/compare.json")" 2
+    is "twice" "$(jq -c '[.configurations[].repeats | length]' "$first/compare.json")" '[2,2]'
     is "the users per worker" "$(jq '.configurations[1] | .users_per_worker * 2 == .users_passed' "$first/compare.json")" true
     check "nginx's CPU is accounted" \
         [ "$(jq '.configurations[0].search.levels[0].accounting.cpu_s.nginx > 0' "$last/compare.json")" = true ]
@@ -170,9 +175,9 @@ if command -v nginx >/dev/null && command -v gnuplot >/dev/null; then
     # Every response it counted is one its servers counted (nginx answers
     # nothing itself when all goes well), with its probes and theirs.
     for d in "$first" "$last"; do
-        served=$(cat "$d"/conduitd-*.log | sed -n 's/.*exiting after \([0-9]*\) response(s).*/\1/p' |
+        served=$(cat "$d"/conduitd-*.log $(ls "$d"/r*/conduitd-*.log 2>/dev/null) | sed -n 's/.*exiting after \([0-9]*\) response(s).*/\1/p' |
             awk '{ n += $1 } END { print n + 0 }')
-        counted=$(jq '.totals.responses + .totals.probe_requests + ([.configurations[].server_probe_requests] | add)' "$d/compare.json")
+        counted=$(jq '.totals.responses + .totals.probe_requests + ([.configurations[].repeats[].server_probe_requests] | add)' "$d/compare.json")
         is "compare: the servers answered exactly what it counted ($(basename "$d"))" "$served" "$counted"
     done
     # Nothing it started is left running.

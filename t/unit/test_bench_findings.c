@@ -4,7 +4,9 @@
  * answers must give exactly those answers: the winner and its margin, the
  * worker count that won each group, the memory of an extra worker and of
  * a second instance, the cache's and a second core's gain; a comparison
- * the matrix lacks is not written at all.
+ * the matrix lacks is not written at all.  With repeats, a configuration
+ * is called better only where the repeats separate, and a disturbed one
+ * (or one whose threads strayed from their cores) is named and left out.
  */
 #include "bench/findings.h"
 
@@ -179,6 +181,128 @@ START_TEST(tie_is_said)
 }
 END_TEST
 
+/* Gives row i the repeats' users (its users become their median, via findings_merge). */
+static void
+repeats(int i, const double *users, int k)
+{
+    struct exp_row reps[SPREAD_MAX];
+
+    for (int r = 0; r < k; r++) {
+        reps[r] = rows[i];
+        reps[r].users = (int)users[r];
+        reps[r].rps = users[r] / 4.0;
+    }
+    findings_merge(reps, k, &rows[i]);
+}
+
+START_TEST(merge_takes_the_median_repeat)
+{
+    int users[] = {0};
+    double pss[] = {20};
+    struct exp_row reps[3];
+
+    make("1", "1", "1", "off", users, pss);
+    for (int r = 0; r < 3; r++) {
+        reps[r] = rows[0];
+        reps[r].users = (int[]){1200, 900, 1000}[r];
+        reps[r].rps = reps[r].users / 4.0;
+        reps[r].us_per_req[AG_POSTGRES] = 100 + r;
+    }
+    reps[1].disturbed_levels = 2;
+    reps[2].disturbed_levels = 1;
+    reps[2].disturbed = 1;
+    findings_merge(reps, 3, &rows[1]);
+    ck_assert_int_eq(rows[1].nrep, 3);
+    ck_assert_int_eq(rows[1].users, 1000);
+    ck_assert_double_eq(rows[1].rps, 250);
+    ck_assert_double_eq(rows[1].rep_users[0], 1200);
+    ck_assert_double_eq(rows[1].rep_users[1], 900);
+    ck_assert_double_eq(rows[1].rep_us[AG_POSTGRES][1], 101);
+    ck_assert_double_eq(rows[1].rep_pss_mb[2], 20);
+    ck_assert_int_eq(rows[1].disturbed_levels, 3);
+    ck_assert_int_eq(rows[1].disturbed, 1);
+    ck_assert_int_eq(findings_usable(&rows[1]), 0);
+    /* Of an even count, the lower middle. */
+    findings_merge(reps, 2, &rows[1]);
+    ck_assert_int_eq(rows[1].users, 900);
+    ck_assert_int_eq(rows[1].disturbed, 0);
+}
+END_TEST
+
+START_TEST(overlapping_repeats_are_no_difference)
+{
+    /* 1 and 2 workers on two cores; the second's median is higher, but the ranges overlap. */
+    int users[] = {0, 0};
+    double pss[] = {20, 30};
+    int n = make("2", "1,n", "1", "off", users, pss), s;
+    char *p;
+
+    repeats(0, (double[]){17000, 18750, 17500}, 3);
+    repeats(1, (double[]){18000, 19000, 18200}, 3);
+    ck_assert_int_eq(findings_compare(&rows[1], &rows[0]), 0);
+    p = paragraph(n, &s);
+    SAYS(p, "**c2 1x2 cache-off** served the most users: 18,200 (median of 3 repeats, 18,000 to "
+            "19,000)");
+    SAYS(p, "but no difference was measured from the next, c2 1x1 cache-off (17,500 (median of 3 "
+            "repeats, 17,000 to 18,750)): their repeats overlap.");
+    SAYS(p, "no difference was measured in 1");
+    SAYS(p, "No difference was measured in any pair: the means are noise.");
+    SAYS(p, "worst repeat of one configuration beats the best of the other");
+    ck_assert_ptr_null(strstr(p, "% more than the next"));
+    ck_assert_ptr_null(strstr(p, "won 1"));
+    free(p);
+}
+END_TEST
+
+START_TEST(separated_repeats_name_a_winner)
+{
+    int users[] = {0, 0};
+    double pss[] = {20, 30};
+    int n = make("2", "1,n", "1", "off", users, pss), s;
+    char *p;
+
+    repeats(0, (double[]){1000, 1050, 980}, 3);
+    repeats(1, (double[]){1200, 1100, 1150}, 3);
+    ck_assert_int_eq(findings_compare(&rows[1], &rows[0]), 1);
+    p = paragraph(n, &s);
+    SAYS(p, "**c2 1x2 cache-off** served the most users: 1,150");
+    SAYS(p, "15.0 % more than the next, c2 1x1 cache-off (1,000 (median of 3 repeats, 980 to "
+            "1,050)), a difference its repeats show.");
+    SAYS(p, "n workers per instance won 1");
+    SAYS(p, "By pair: more users in 1, fewer in 0, no difference measured in 0.");
+    free(p);
+}
+END_TEST
+
+START_TEST(disturbed_and_stray_rows_are_left_out)
+{
+    /* The cache-on row has the most users, but it was disturbed; two cores strayed. */
+    int users[] = {1000, 5000, 1800, 1900};
+    double pss[] = {20, 20, 20, 20};
+    int n = make("1,2", "1", "1", "off,on", users, pss), s;
+    char *p;
+
+    rows[1].disturbed = 1;
+    rows[1].disturbed_levels = 2;
+    rows[3].pin_failed = 1;
+    ck_assert_int_eq(findings_winner(rows, n), 2);
+    ck_assert_double_eq(findings_scaling(rows, n, 3), 0);
+    p = paragraph(n, &s);
+    SAYS(p, "c1 1x1 cache-on was disturbed (other processes used the machine during its levels, "
+            "and again when they were played again): no conclusion is drawn from it.");
+    SAYS(p, "c2 1x1 cache-on ran threads outside their cores: no conclusion is drawn from it.");
+    SAYS(p, "**c2 1x1 cache-off** served the most users: 1,800");
+    ck_assert_ptr_null(strstr(p, "The cache changed"));
+    SAYS(p, "One core more multiplied the users by 1.80 (mean of 1 pairs).");
+    free(p);
+    /* Nothing left to conclude from. */
+    rows[0].disturbed = rows[2].disturbed = 1;
+    p = paragraph(n, &s);
+    SAYS(p, "No configuration passed a level undisturbed");
+    free(p);
+}
+END_TEST
+
 static Suite *
 findings_suite(void)
 {
@@ -192,6 +316,10 @@ findings_suite(void)
     tcase_add_test(tc, nothing_passed);
     tcase_add_test(tc, tie_goes_to_less_memory);
     tcase_add_test(tc, tie_is_said);
+    tcase_add_test(tc, merge_takes_the_median_repeat);
+    tcase_add_test(tc, overlapping_repeats_are_no_difference);
+    tcase_add_test(tc, separated_repeats_name_a_winner);
+    tcase_add_test(tc, disturbed_and_stray_rows_are_left_out);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -107,6 +107,39 @@ START_TEST(estimate)
 }
 END_TEST
 
+START_TEST(budget)
+{
+    int r;
+    double hold;
+
+    /* 6 s ramps and warm-up, 8 levels: a repeat of one configuration is
+       5 + 12 + 9 x (7 + hold) s; 20 configurations. */
+    hold = 12;
+    /* 2 h = 7,200 s: 3 x 20 x (80 + 9 x 5) = 7,500 is too much even at 5 s;
+       2 x 20 x (80 + 9 x 12) = 7,520 too, 2 x 20 x (80 + 9 x 8) = 6,080 fits. */
+    ck_assert_int_eq(matrix_fit_budget(7200, 20, 6, 6, 8, 0, 3, &r, &hold), 0);
+    ck_assert_int_eq(r, 2);
+    ck_assert_double_eq(hold, 8);
+    /* 5 h = 18,000 s: 3 x 20 x (80 + 9 x 20) = 15,600 fits at 20 s, 30 s does not (20,400). */
+    ck_assert_int_eq(matrix_fit_budget(18000, 20, 6, 6, 8, 0, 3, &r, &hold), 0);
+    ck_assert_int_eq(r, 3);
+    ck_assert_double_eq(hold, 20);
+    /* A hold given is kept: 3 x 2 x (80 + 9 x 12) = 1,128 s; 1,000 s fits 2 repeats (752). */
+    hold = 12;
+    ck_assert_int_eq(matrix_fit_budget(1000, 2, 6, 6, 8, 1, 3, &r, &hold), 0);
+    ck_assert_int_eq(r, 2);
+    ck_assert_double_eq(hold, 12);
+    /* Room for the reference's five-minute holds. */
+    ck_assert_int_eq(matrix_fit_budget(1e6, 4, 6, 6, 8, 0, 3, &r, &hold), 0);
+    ck_assert_int_eq(r, 3);
+    ck_assert_double_eq(hold, 300);
+    /* Not even one repeat at 5 s: 20 x (80 + 9 x 5) = 2,500 s. */
+    ck_assert_int_eq(matrix_fit_budget(2400, 20, 6, 6, 8, 0, 3, &r, &hold), -1);
+    ck_assert_int_eq(r, 1);
+    ck_assert_double_eq(hold, 5);
+}
+END_TEST
+
 static Suite *
 matrix_suite(void)
 {
@@ -118,6 +151,7 @@ matrix_suite(void)
     tcase_add_test(tc, subsets);
     tcase_add_test(tc, bad_lists);
     tcase_add_test(tc, estimate);
+    tcase_add_test(tc, budget);
     suite_add_tcase(s, tc);
     return s;
 }

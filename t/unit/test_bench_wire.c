@@ -26,8 +26,8 @@ next(void)
 static void
 one(struct stats *s, struct stats *all)
 {
-    static const int errs[] = {CONN_OK, CONN_OK, CONN_OK, CONN_ESTATUS, CONN_ETIMEOUT,
-                               CONN_ETRANSPORT, CONN_ECONNECT};
+    static const int errs[] = {CONN_OK,       CONN_OK,         CONN_OK,      CONN_ESTATUS,
+                               CONN_ETIMEOUT, CONN_ETRANSPORT, CONN_ECONNECT};
     struct conn_result r = {0};
     int ep = (int)(next() % NEP);
 
@@ -35,7 +35,8 @@ one(struct stats *s, struct stats *all)
     r.status = r.err == CONN_ESTATUS ? 500 + (int)(next() % 4) : 200;
     r.sent_us = 0;
     /* From tens of microseconds to past the 60 s clamp. */
-    r.done_us = (int64_t)(next() % 1000 == 0 ? 70000000 : (next() % 2 ? next() % 2000 : next() % 3000000));
+    r.done_us =
+        (int64_t)(next() % 1000 == 0 ? 70000000 : (next() % 2 ? next() % 2000 : next() % 3000000));
     stats_request(s, ep, &r);
     stats_request(all, ep, &r);
     if (next() % 3 == 0) {
