@@ -57,8 +57,8 @@ user_by_id~user_by_id(4242)~0
 favorite_hot~favorite('article-1', 4242)~1
 unfavorite_hot~unfavorite('article-2', 1)~1
 follow~follow('user1', 4242)~1
-comment_insert~comment_insert('article-1', 4242, 'a comment')~1
-article_insert~article_insert(4242, 'article-1', 'Article 1', 'd', 'b', 'tag1' || E'\x1f' || 'tag2' || E'\x1f' || 'newtag')~1
+comment_insert~comment_insert('article-1', 4242, 'a comment', NULL, NULL)~1
+article_insert~article_insert(4242, 'article-1', 'Article 1', 'd', 'b', 'tag1' || E'\x1f' || 'tag2' || E'\x1f' || 'newtag', NULL, NULL)~1
 article_update~article_update('article-7', (SELECT author_id FROM articles WHERE slug = 'article-7'), 'a-new-title', 'A new title', NULL, NULL, 'tag1' || E'\x1f' || 'tag3')~1
 article_delete~article_delete('article-400000', (SELECT author_id FROM articles WHERE slug = 'article-400000'))~1
 article_delete_hot~article_delete('article-1', (SELECT author_id FROM articles WHERE slug = 'article-1'))~1

@@ -39,10 +39,12 @@ fav=$(gen favorite -e "s/\\\$1::text/$slug::text/g" -e 's/\$2::/:u::/g')
 unfav=$(gen unfavorite -e "s/\\\$1::text/$slug::text/g" -e 's/\$2::/:u::/g')
 fol=$(gen follow -e "s/\\\$1::text/('user' || :n)::text/g" -e 's/\$2::/:u::/g')
 unfol=$(gen unfollow -e "s/\\\$1::text/('user' || :n)::text/g" -e 's/\$2::/:u::/g')
-com=$(gen comment_insert -e "s/\\\$1::text/$slug::text/g" -e 's/\$2::/:u::/g' -e "s/\\\$3::text/'a comment'::text/g")
+com=$(gen comment_insert -e "s/\\\$1::text/$slug::text/g" -e 's/\$2::/:u::/g' -e "s/\\\$3::text/'a comment'::text/g" \
+    -e "s/\\\$4::text/NULL::text/g" -e "s/\\\$5::text/NULL::text/g")
 ins=$(gen article_insert -e 's/\$1::/:u::/g' -e "s/\\\$2::text/('title-' || :t)::text/g" \
     -e "s/\\\$3::text/('Title ' || :t)::text/g" -e "s/\\\$4::text/'d'::text/g" -e "s/\\\$5::text/'b'::text/g" \
-    -e "s/\\\$6::text/(CASE WHEN :t % 2 = 0 THEN E'tag1\\\\x1ftag3\\\\x1fnew' || :t % 7 ELSE E'tag3\\\\x1ftag2' END)::text/g")
+    -e "s/\\\$6::text/(CASE WHEN :t % 2 = 0 THEN E'tag1\\\\x1ftag3\\\\x1fnew' || :t % 7 ELSE E'tag3\\\\x1ftag2' END)::text/g" \
+    -e "s/\\\$7::text/NULL::text/g" -e "s/\\\$8::text/NULL::text/g")
 author="(SELECT author_id FROM articles WHERE slug = $slug)"
 upd=$(gen article_update -e "s/\\\$1::text/$slug::text/g" -e "s/\\\$2::int8/$author::int8/g" \
     -e "s/\\\$3::text/NULL::text/g" -e "s/\\\$4::text/NULL::text/g" -e "s/\\\$5::text/'new description'::text/g" \
