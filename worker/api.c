@@ -195,14 +195,22 @@ api_cache_wait(struct http_ctx *c, const char *key, struct cache_fill_waiter *w,
     }
 }
 
+int
+api_gate(struct http_ctx *c)
+{
+    int need = c->match.route->auth;
+
+    if (need == AUTH_NONE)
+        return 0;
+    return auth_caller(c, need == AUTH_OPTIONAL ? AUTH_OPTIONAL : AUTH_REQUIRED);
+}
+
 void
-api_param_query(struct http_ctx *c, enum sql_query_id q, enum auth_need need, db_cb cb)
+api_param_query(struct http_ctx *c, enum sql_query_id q, db_cb cb)
 {
     char viewer[24];
     const char *params[2];
 
-    if (auth_caller(c, need) < 0)
-        return;
     params[0] = http_param(c, 0, NULL);
     params[1] = api_viewer(c, viewer);
     api_query(c, q, params, cb);

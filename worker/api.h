@@ -135,10 +135,18 @@ void api_wrote(struct http_ctx *c, int64_t user);
 
 /*
  * The routes whose statement takes the path's first parameter (a slug, a
- * username) and the viewer: checks the token (need), then sends q with
- * those two.  An answer to a bad token is given here.
+ * username) and the viewer (c->user_id, set by api_gate): sends q with
+ * those two.
  */
-void api_param_query(struct http_ctx *c, enum sql_query_id q, enum auth_need need, db_cb cb);
+void api_param_query(struct http_ctx *c, enum sql_query_id q, db_cb cb);
+
+/*
+ * http_gate of the API (worker/http.h): the caller's token, as the
+ * matched route's auth column says (worker/routes.c, worker/auth.h).
+ * Sets c->user_id; -1 when it answered 401.  One door for every route:
+ * a handler never checks a token itself.
+ */
+int api_gate(struct http_ctx *c);
 
 /* The caller as a statement's viewer parameter, written into buf: NULL when anonymous. */
 const char *api_viewer(const struct http_ctx *c, char buf[24]);

@@ -168,11 +168,10 @@ api_profile_get(struct http_ctx *c)
     int no_followees = 0;
 
     if (!k || !cache_enabled(k)) {
-        api_param_query(c, SQL_PROFILE_GET, AUTH_OPTIONAL, on_profile);
+        api_param_query(c, SQL_PROFILE_GET, on_profile);
         return;
     }
-    if (auth_caller(c, AUTH_OPTIONAL) < 0 ||
-        reply_cached(c, k, http_param(c, 0, NULL), &no_followees))
+    if (reply_cached(c, k, http_param(c, 0, NULL), &no_followees))
         return;
     api_cache_fill(c, k);
     params[0] = http_param(c, 0, NULL);
@@ -184,11 +183,11 @@ api_profile_get(struct http_ctx *c)
 void
 api_profile_follow(struct http_ctx *c)
 {
-    api_param_query(c, SQL_FOLLOW, AUTH_REQUIRED, on_follow);
+    api_param_query(c, SQL_FOLLOW, on_follow);
 }
 
 void
 api_profile_unfollow(struct http_ctx *c)
 {
-    api_param_query(c, SQL_UNFOLLOW, AUTH_REQUIRED, on_follow);
+    api_param_query(c, SQL_UNFOLLOW, on_follow);
 }

@@ -388,8 +388,6 @@ api_user_get(struct http_ctx *c)
     const void *val;
     size_t len;
 
-    if (auth_caller(c, AUTH_REQUIRED) < 0)
-        return;
     if (k) {
         cache_key_id(key, "u:", c->user_id);
         if ((val = cache_get(k, key, &len)) && cache_unpack(val, len, f, 4) == 0) {
@@ -485,7 +483,7 @@ api_user_update(struct http_ctx *c)
     const int given = REQBODY_NONEMPTY;
     int has_email, has_username, has_password;
 
-    if (auth_caller(c, AUTH_REQUIRED) < 0 || !(u = api_state_new(c, sizeof(*u), user_req_free)) ||
+    if (!(u = api_state_new(c, sizeof(*u), user_req_free)) ||
         !(o = reqbody_object(c, "user", &u->doc)))
         return;
     if (reqbody_string(c, o, "email", given, &u->email, &has_email) < 0 ||

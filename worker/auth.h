@@ -13,7 +13,19 @@
 
 struct http_ctx;
 
-enum auth_need { AUTH_OPTIONAL, AUTH_REQUIRED };
+/*
+ * What a route makes of the caller's token: the route table's column
+ * (worker/routes.c), checked once by api_gate() before the handler runs.
+ * AUTH_UNSET (0) is a route whose line forgot to say: refused by the
+ * route table's unit test, and treated as AUTH_REQUIRED should one slip
+ * through.
+ */
+enum auth_need {
+    AUTH_UNSET,    /* not said: a build mistake */
+    AUTH_NONE,     /* never looks at a token (/healthz, login, registration) */
+    AUTH_OPTIONAL, /* anonymous or authenticated; a bad token is still 401 */
+    AUTH_REQUIRED  /* 401 without a valid token */
+};
 
 /* The token in an Authorization value ("Token x", "Bearer x"), or NULL. */
 const char *auth_token_of(const char *header);

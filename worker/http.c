@@ -67,16 +67,19 @@ static int64_t in_flight;
 static int64_t sending;            /* replies handed to evhttp, not yet fully written */
 static const struct route *routes; /* the worker's table (http_init) */
 static size_t nroutes;
+static http_gate gate; /* run before every route's handler (http_init) */
 static uint64_t max_requests;
 static int recycle_asked;
 static void (*on_settled)(void *);
 static void *settled_arg;
 
 void
-http_init(const struct route *table, size_t n, uint64_t max, void (*settled)(void *arg), void *arg)
+http_init(const struct route *table, size_t n, http_gate g, uint64_t max,
+          void (*settled)(void *arg), void *arg)
 {
     routes = table;
     nroutes = n;
+    gate = g;
     max_requests = max;
     on_settled = settled;
     settled_arg = arg;
@@ -237,6 +240,8 @@ http_dispatch(struct evhttp_request *req, void *arg)
     r = router_match(routes, nroutes, c->method, path && *path ? path : "/", &c->match);
     switch (r) {
     case ROUTER_MATCH:
+        if (gate && gate(c) < 0)
+            return;
         ((http_handler)c->match.route->handler)(c);
         return;
     case ROUTER_METHOD_NOT_ALLOWED: {

@@ -64,6 +64,15 @@ struct http_ctx {
 typedef void (*http_handler)(struct http_ctx *c);
 
 /*
+ * Runs before a matched route's handler, given the request (its route in
+ * c->match.route): 0 lets the handler run, -1 means the gate answered.
+ * The API's checks every route shares (the caller's token, worker/api.h)
+ * live there, so that this layer knows no handler and no handler can
+ * forget them.
+ */
+typedef int (*http_gate)(struct http_ctx *c);
+
+/*
  * A worker exiting with requests still in flight (its graceful timeout ran
  * out) frees their state without answering; evhttp_free() then closes the
  * connections.
@@ -75,14 +84,15 @@ int64_t http_now_us(void);
 
 /*
  * Before the first request: table (n entries) is the route table
- * dispatched on (the worker's: this layer knows no handler).  settled(arg)
+ * dispatched on (the worker's: this layer knows no handler), gate what
+ * runs before each handler (NULL: nothing).  settled(arg)
  * is called whenever a request is
  * freed or a reply is fully written (or its connection died), so that a
  * draining worker can tell it is done; max_requests (0: never) is the
  * count of responses after which the worker asks the master, through its
  * scoreboard slot, to be replaced (gunicorn's max_requests).
  */
-void http_init(const struct route *table, size_t n, uint64_t max_requests,
+void http_init(const struct route *table, size_t n, http_gate gate, uint64_t max_requests,
                void (*settled)(void *arg), void *arg);
 
 /* Requests dispatched and not yet freed; replies handed to evhttp, not yet written. */

@@ -35,6 +35,7 @@ struct route {
     int method;            /* one enum router_method value */
     const char *pattern;   /* "/api/articles/:slug/comments/:id" */
     void (*handler)(void); /* opaque to the router; cast back by the caller */
+    int auth;              /* opaque to the router: the API's enum auth_need (worker/auth.h) */
 };
 
 enum router_result {

@@ -26,6 +26,7 @@
 #include "common/scoreboard.h"
 #include "common/settings.h"
 #include "worker/access_log.h"
+#include "worker/api.h"
 #include "worker/bcrypt_pool.h"
 #include "worker/cache.h"
 #include "worker/cache_fill.h"
@@ -573,7 +574,7 @@ setup_http(struct worker *w, struct listener_set *ls)
     evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                             EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
                                             EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-    http_init(routes, nroutes, request_limit(c), on_http_settled, w);
+    http_init(routes, nroutes, api_gate, request_limit(c), on_http_settled, w);
     evhttp_set_gencb(w->http, http_dispatch, &w->env);
 
     for (int i = 0; i < ls->n; i++) {
