@@ -39,7 +39,7 @@ api_db_failed(struct http_ctx *c, enum db_status st, const PGresult *res)
     }
     if (st == DB_UNKNOWN) {
         /* A read changed nothing, so it may be asked again; a write may have committed. */
-        if (sql_queries[c->db_q].read_only)
+        if (sql_queries[api_req(c)->db_q].read_only)
             http_unavailable(c, "database unavailable, try again shortly");
         else
             http_error(c, 502, API_OUTCOME_UNKNOWN);
@@ -104,21 +104,21 @@ static void
 on_query_done(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
-    db_cb cb = c->db_cb;
+    db_cb cb = api_req(c)->db_cb;
 
-    if (c->fill) { /* whatever the answer: the requests waiting for it look again */
-        cache_fill_done(c->env->fills, c->fill);
-        c->fill = NULL;
+    if (api_req(c)->fill) { /* whatever the answer: the requests waiting for it look again */
+        cache_fill_done(c->env->fills, api_req(c)->fill);
+        api_req(c)->fill = NULL;
     }
     /* Never sent, so nothing ran; a 503 for a client gone would only be counted. */
     if (st == DB_ABANDONED || (st == DB_TIMED_OUT && !http_client_waiting(c))) {
         http_abandon(c);
         return;
     }
-    c->db_us += http_now_us() - c->db_sent_us;
-    c->db_cb = NULL;
-    if (c->env->replica && !sql_queries[c->db_q].read_only)
-        replica_wrote(c->env->replica, c->user_id);
+    c->db_us += http_now_us() - api_req(c)->db_sent_us;
+    api_req(c)->db_cb = NULL;
+    if (c->env->replica && !sql_queries[api_req(c)->db_q].read_only)
+        replica_wrote(c->env->replica, api_req(c)->user_id);
     cb(c, st, res);
 }
 
@@ -149,11 +149,12 @@ void
 api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb)
 {
     /* One query at a time per request: each handler waits for its result. */
-    c->db_cb = cb;
-    c->db_q = (int)q;
-    c->db_sent_us = http_now_us();
-    if (c->env->replica && sql_queries[q].read_only && !c->cache_fill)
-        replica_query(c->env->replica, c->user_id, q, params, on_query_done, c, api_still_wanted);
+    api_req(c)->db_cb = cb;
+    api_req(c)->db_q = (int)q;
+    api_req(c)->db_sent_us = http_now_us();
+    if (c->env->replica && sql_queries[q].read_only && !api_req(c)->cache_fill)
+        replica_query(c->env->replica, api_req(c)->user_id, q, params, on_query_done, c,
+                      api_still_wanted);
     else
         db_query(c->env->db, q, params, on_query_done, c, api_still_wanted);
 }
@@ -168,8 +169,8 @@ api_wrote(struct http_ctx *c, int64_t user)
 void
 api_cache_fill(struct http_ctx *c, const struct cache *k)
 {
-    c->cache_epoch = cache_epoch(k);
-    c->cache_fill = 1;
+    api_req(c)->cache_epoch = cache_epoch(k);
+    api_req(c)->cache_fill = 1;
 }
 
 int
@@ -188,7 +189,7 @@ api_cache_wait(struct http_ctx *c, const char *key, struct cache_fill_waiter *w,
         (*waited)++;
         return 1;
     case 1:
-        c->fill = fill;
+        api_req(c)->fill = fill;
         return 0;
     default:
         return 0; /* no memory to share: fill for itself */
@@ -202,7 +203,8 @@ api_gate(struct http_ctx *c)
 
     if (need == AUTH_NONE)
         return 0;
-    return auth_caller(c, need == AUTH_OPTIONAL ? AUTH_OPTIONAL : AUTH_REQUIRED);
+    return auth_caller(c, need == AUTH_OPTIONAL ? AUTH_OPTIONAL : AUTH_REQUIRED,
+                       &api_req(c)->user_id);
 }
 
 void
@@ -219,7 +221,7 @@ api_param_query(struct http_ctx *c, enum sql_query_id q, db_cb cb)
 const char *
 api_viewer(const struct http_ctx *c, char buf[24])
 {
-    return c->user_id ? api_itoa(c->user_id, buf) : NULL;
+    return api_req(c)->user_id ? api_itoa(api_req(c)->user_id, buf) : NULL;
 }
 
 void *

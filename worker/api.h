@@ -4,11 +4,11 @@
  * column orders sql/queries.sql fixes, reading list parameters, and the
  * answer to a query that failed.
  *
- * Every handler follows one shape: check auth and input (answering 401 or
- * 422 itself), send one query with api_query(), and in the callback write
- * the response into c->env->scratch and call http_reply() exactly once.  A callback first checks st
- * with api_db_failed(), which answers 503 for an unavailable database, 502 for a write whose
- * outcome is unknown, and a logged 500 for anything else not handled by the caller.
+ * Every handler follows one shape: check its input (answering 422
+ * itself; the token was checked by api_gate), send one query with api_query(), and in the callback
+ * write the response into c->env->scratch and call http_reply() exactly once.  A callback first
+ * checks st with api_db_failed(), which answers 503 for an unavailable database, 502 for a write
+ * whose outcome is unknown, and a logged 500 for anything else not handled by the caller.
  */
 #ifndef CONDUITD_API_H
 #define CONDUITD_API_H
@@ -20,11 +20,35 @@
 
 #include "worker/auth.h"
 #include "worker/db.h"
+#include "worker/http.h"
 
 struct cache;
+struct cache_fill;
 struct cache_fill_waiter;
 struct evbuffer;
-struct http_ctx;
+struct idem;
+
+/*
+ * The API's part of a request, beside the request layer's struct
+ * http_ctx (http_ext(): one allocation, zeroed at dispatch).
+ */
+struct api_req {
+    int64_t user_id;         /* the caller (api_gate); 0 = anonymous */
+    int64_t db_sent_us;      /* when the query in flight was sent; see api_query */
+    db_cb db_cb;             /* the handler's callback of that query */
+    int db_q;                /* that query (enum sql_query_id) */
+    int retried;             /* its statement was sent once more (a deadlock) */
+    uint64_t cache_epoch;    /* cache_epoch() when its filling query was sent */
+    int cache_fill;          /* its answer will be cached: read it on the primary */
+    struct cache_fill *fill; /* the key its statement fills for other requests (cache_fill.h) */
+    struct idem *idem;       /* its Idempotency-Key (worker/idem.h), in state; NULL: none */
+};
+
+static inline struct api_req *
+api_req(const struct http_ctx *c)
+{
+    return http_ext(c);
+}
 
 /* Endpoint handlers, one per route (see routes.c). */
 void api_users_register(struct http_ctx *c);

@@ -277,8 +277,8 @@ read_go(struct http_ctx *c)
     int cached = cache_enabled(k);
     int64_t count;
 
-    if (cached && c->user_id) {
-        int got = cache_viewer_get(k, c->user_id, &v);
+    if (cached && api_req(c)->user_id) {
+        int got = cache_viewer_get(k, api_req(c)->user_id, &v);
         if (got == 0 && !r->sets_tried) {
             const char *params[2] = {r->viewer, CACHE_SET_MAX_TEXT};
             r->sets_tried = 1;
@@ -308,7 +308,7 @@ read_go(struct http_ctx *c)
             return;
         api_cache_fill(c, k);
     } else {
-        c->cache_fill = 0;
+        api_req(c)->cache_fill = 0;
     }
     api_query(c, r->q, r->params, r->one ? on_article_read : on_list);
 }
@@ -320,7 +320,7 @@ read_go_sets(void *arg, enum db_status st, const PGresult *res)
 
     if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
-    cache_fill_viewer(c->env->cache, c->user_id, res, c->cache_epoch);
+    cache_fill_viewer(c->env->cache, api_req(c)->user_id, res, api_req(c)->cache_epoch);
     read_go(c);
 }
 
@@ -342,8 +342,9 @@ on_list(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 500, "internal error");
         return;
     }
-    if (r && c->cache_fill)
-        cache_page_fill(c->env->cache, r->key, r->kind, r->filter, c->user_id, res, c->cache_epoch);
+    if (r && api_req(c)->cache_fill)
+        cache_page_fill(c->env->cache, r->key, r->kind, r->filter, api_req(c)->user_id, res,
+                        api_req(c)->cache_epoch);
     b = c->env->scratch;
     evbuffer_add(b, "{\"articles\":[", 13);
     for (int i = 0; i < n; i++) {
@@ -470,7 +471,7 @@ api_articles_feed(struct http_ctx *c)
     if (read_page(c, limit, offset) < 0)
         return;
     if (!cache_serving(c)) {
-        params[0] = api_itoa(c->user_id, viewer);
+        params[0] = api_itoa(api_req(c)->user_id, viewer);
         params[1] = limit;
         params[2] = offset;
         api_query(c, SQL_ARTICLES_FEED, params, on_list);
@@ -480,10 +481,10 @@ api_articles_feed(struct http_ctx *c)
         return;
     r->q = SQL_ARTICLES_FEED;
     r->kind = CACHE_LIST_FEED;
-    cache_page_key(CACHE_LIST_FEED, NULL, c->user_id, limit, offset, r->key);
+    cache_page_key(CACHE_LIST_FEED, NULL, api_req(c)->user_id, limit, offset, r->key);
     memcpy(r->limit, limit, sizeof(limit));
     memcpy(r->offset, offset, sizeof(offset));
-    r->params[0] = api_itoa(c->user_id, r->viewer);
+    r->params[0] = api_itoa(api_req(c)->user_id, r->viewer);
     r->params[1] = r->limit;
     r->params[2] = r->offset;
     read_go(c);
@@ -503,8 +504,8 @@ on_article_read(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 404, "article not found");
         return;
     }
-    if (c->state && c->cache_fill)
-        cache_article_fill(c->env->cache, res, c->cache_epoch);
+    if (c->state && api_req(c)->cache_fill)
+        cache_article_fill(c->env->cache, res, api_req(c)->cache_epoch);
     reply_article(c, 200, res);
 }
 
@@ -539,7 +540,7 @@ on_favorite(void *arg, enum db_status st, const PGresult *res)
         return;
     }
     if (c->env->cache)
-        cache_wrote_favorite(c->env->cache, res, c->user_id);
+        cache_wrote_favorite(c->env->cache, res, api_req(c)->user_id);
     reply_article(c, 200, res);
 }
 
@@ -562,10 +563,10 @@ on_deleted(void *arg, enum db_status st, const PGresult *res)
     struct http_ctx *c = arg;
 
     /* A delete may lose a deadlock against a concurrent write: once more. */
-    if (st == DB_SQL_ERROR && strcmp(db_sqlstate(res), "40P01") == 0 && !c->retried) {
+    if (st == DB_SQL_ERROR && strcmp(db_sqlstate(res), "40P01") == 0 && !api_req(c)->retried) {
         char who[24];
         const char *params[2] = {http_param(c, 0, NULL), api_viewer(c, who)};
-        c->retried = 1;
+        api_req(c)->retried = 1;
         api_query(c, SQL_ARTICLE_DELETE, params, on_deleted);
         return;
     }
@@ -614,7 +615,7 @@ on_created(void *arg, enum db_status st, const PGresult *res)
      */
     drop_cached_tags(c);
     if (c->env->cache)
-        cache_wrote_article(c->env->cache, res, c->user_id, NULL, 1);
+        cache_wrote_article(c->env->cache, res, api_req(c)->user_id, NULL, 1);
     reply_article(c, 201, res);
 }
 
@@ -644,7 +645,7 @@ api_article_create(struct http_ctx *c)
     /* Only the base: the query adds the suffix when the base is taken. */
     slug_from_title(title, strlen(title), a->base, sizeof(a->base));
     a->q = SQL_ARTICLE_INSERT;
-    a->params[0] = api_itoa(c->user_id, a->viewer);
+    a->params[0] = api_itoa(api_req(c)->user_id, a->viewer);
     a->params[1] = a->base;
     a->params[2] = title;
     a->params[3] = description;
@@ -652,7 +653,7 @@ api_article_create(struct http_ctx *c)
     a->params[5] = a->tags;
     a->params[6] = idem_key(&a->idem);
     a->params[7] = a->idem.fingerprint;
-    idem_begin(c, &a->idem, c->user_id, SQL_ARTICLE_REPLAY, insert, on_created);
+    idem_begin(c, &a->idem, api_req(c)->user_id, SQL_ARTICLE_REPLAY, insert, on_created);
 }
 
 /* ---------------------------------------------------------------- update */
@@ -674,7 +675,7 @@ on_updated(void *arg, enum db_status st, const PGresult *res)
     }
     drop_cached_tags(c);
     if (c->env->cache)
-        cache_wrote_article(c->env->cache, res, c->user_id, http_param(c, 0, NULL),
+        cache_wrote_article(c->env->cache, res, api_req(c)->user_id, http_param(c, 0, NULL),
                             ((struct art_req *)c->state)->tags != NULL);
     reply_article(c, 200, res);
 }
@@ -704,7 +705,7 @@ api_article_update(struct http_ctx *c)
         slug_from_title(title, strlen(title), a->base, sizeof(a->base));
     a->q = SQL_ARTICLE_UPDATE;
     a->params[0] = http_param(c, 0, NULL);
-    a->params[1] = api_itoa(c->user_id, a->viewer);
+    a->params[1] = api_itoa(api_req(c)->user_id, a->viewer);
     a->params[2] = title ? a->base : NULL;
     a->params[3] = title;
     a->params[4] = description;

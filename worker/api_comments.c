@@ -94,7 +94,7 @@ insert(struct http_ctx *c)
     const char *params[5];
 
     params[0] = http_param(c, 0, NULL);
-    params[1] = api_itoa(c->user_id, who);
+    params[1] = api_itoa(api_req(c)->user_id, who);
     params[2] = r->body;
     params[3] = idem_key(&r->idem);
     params[4] = r->idem.fingerprint;
@@ -112,7 +112,7 @@ api_comment_create(struct http_ctx *c)
         return;
     if (reqbody_string(c, o, "body", REQBODY_REQUIRED | REQBODY_NONEMPTY, &r->body, NULL) < 0)
         return;
-    idem_begin(c, &r->idem, c->user_id, SQL_COMMENT_REPLAY, insert, on_created);
+    idem_begin(c, &r->idem, api_req(c)->user_id, SQL_COMMENT_REPLAY, insert, on_created);
 }
 
 static void
@@ -154,6 +154,6 @@ api_comment_delete(struct http_ctx *c)
     }
     params[0] = http_param(c, 0, NULL);
     params[1] = id;
-    params[2] = api_itoa(c->user_id, who);
+    params[2] = api_itoa(api_req(c)->user_id, who);
     api_query(c, SQL_COMMENT_DELETE, params, on_deleted);
 }

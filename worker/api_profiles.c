@@ -61,8 +61,8 @@ reply_cached(struct http_ctx *c, struct cache *k, const char *username, int *no_
     int64_t id;
     struct evbuffer *b;
 
-    if (c->user_id) {
-        cache_key_id(key, "f:", c->user_id);
+    if (api_req(c)->user_id) {
+        cache_key_id(key, "f:", api_req(c)->user_id);
         if (!(f = cache_get(k, key, &flen))) {
             *no_followees = 1;
             return 0;
@@ -98,7 +98,7 @@ fill_profile(struct http_ctx *c, struct cache *k, const PGresult *res)
     evbuffer_add(tmp, &id, sizeof(id));
     api_profile_head(tmp, res, 0, 0);
     n = evbuffer_get_length(tmp);
-    cache_put(k, key, evbuffer_pullup(tmp, -1), n, c->cache_epoch);
+    cache_put(k, key, evbuffer_pullup(tmp, -1), n, api_req(c)->cache_epoch);
     evbuffer_free(tmp);
 }
 
@@ -113,9 +113,9 @@ fill_followees(struct http_ctx *c, struct cache *k, const PGresult *res)
 
     if (!s || (n = cache_ids_parse(s, ids, FOLLOWEES_MAX)) < 0)
         return;
-    cache_key_id(key, "f:", c->user_id);
+    cache_key_id(key, "f:", api_req(c)->user_id);
     /* An empty set is a value too: the viewer follows nobody. */
-    cache_put_now(k, key, ids, (size_t)n * sizeof(ids[0]), c->cache_epoch);
+    cache_put_now(k, key, ids, (size_t)n * sizeof(ids[0]), api_req(c)->cache_epoch);
 }
 
 /* ---------------------------------------------------------------- handlers */
@@ -153,7 +153,7 @@ on_follow(void *arg, enum db_status st, const PGresult *res)
     /* Read your own write here at once; other workers hear it from PostgreSQL. */
     if (k) {
         char key[CACHE_KEY_MAX];
-        cache_key_id(key, "f:", c->user_id);
+        cache_key_id(key, "f:", api_req(c)->user_id);
         cache_drop(k, key);
     }
     reply_profile(c, res);

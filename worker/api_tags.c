@@ -32,7 +32,7 @@ on_tags(void *arg, enum db_status st, const PGresult *res)
     evbuffer_add(b, "]}", 2);
     if (k)
         cache_put(k, CACHE_KEY_TAGS, evbuffer_pullup(b, -1), evbuffer_get_length(b),
-                  c->cache_epoch);
+                  api_req(c)->cache_epoch);
     http_reply(c, 200, b);
 }
 

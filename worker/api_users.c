@@ -370,9 +370,9 @@ on_user(void *arg, enum db_status st, const PGresult *res)
         void *val;
         for (int i = 0; i < 4; i++)
             f[i] = db_text(res, 0, i + 1, NULL);
-        cache_key_id(key, "u:", c->user_id);
+        cache_key_id(key, "u:", api_req(c)->user_id);
         if ((val = cache_pack(f, 4, &len)) != NULL) {
-            cache_put(k, key, val, len, c->cache_epoch);
+            cache_put(k, key, val, len, api_req(c)->cache_epoch);
             free(val);
         }
     }
@@ -389,14 +389,14 @@ api_user_get(struct http_ctx *c)
     size_t len;
 
     if (k) {
-        cache_key_id(key, "u:", c->user_id);
+        cache_key_id(key, "u:", api_req(c)->user_id);
         if ((val = cache_get(k, key, &len)) && cache_unpack(val, len, f, 4) == 0) {
-            reply_user_fields(c, 200, c->user_id, f, caller_token(c));
+            reply_user_fields(c, 200, api_req(c)->user_id, f, caller_token(c));
             return;
         }
         api_cache_fill(c, k);
     }
-    params[0] = api_itoa(c->user_id, id);
+    params[0] = api_itoa(api_req(c)->user_id, id);
     api_query(c, SQL_USER_BY_ID, params, on_user);
 }
 
@@ -414,7 +414,7 @@ drop_cached_self(struct http_ctx *c, const PGresult *res)
 
     if (!k)
         return;
-    cache_key_id(key, "u:", c->user_id);
+    cache_key_id(key, "u:", api_req(c)->user_id);
     cache_drop(k, key);
     for (int col = 1; col <= 5; col += 4) {
         const char *name = db_text(res, 0, col, NULL);
@@ -445,7 +445,7 @@ send_update(struct http_ctx *c)
     char id[24];
     const char *params[6];
 
-    params[0] = api_itoa(c->user_id, id);
+    params[0] = api_itoa(api_req(c)->user_id, id);
     params[1] = u->email;
     params[2] = u->username;
     params[3] = u->hash[0] ? u->hash : NULL;

@@ -28,7 +28,7 @@ auth_token_of(const char *h)
 }
 
 int
-auth_caller(struct http_ctx *c, enum auth_need need)
+auth_caller(struct http_ctx *c, enum auth_need need, int64_t *user)
 {
     const struct config *cfg = c->env->cfg;
     const char *h = http_header(c, "Authorization");
@@ -36,7 +36,7 @@ auth_caller(struct http_ctx *c, enum auth_need need)
     int64_t sub = 0;
     enum jwt_status st;
 
-    c->user_id = 0;
+    *user = 0;
     if (!h) {
         if (need == AUTH_OPTIONAL)
             return 0;
@@ -54,7 +54,7 @@ auth_caller(struct http_ctx *c, enum auth_need need)
         http_error(c, 401, st == JWT_EXPIRED ? "token expired" : "token invalid");
         return -1;
     }
-    c->user_id = sub;
+    *user = sub;
     return 0;
 }
 

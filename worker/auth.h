@@ -31,12 +31,12 @@ enum auth_need {
 const char *auth_token_of(const char *header);
 
 /*
- * Sets c->user_id from the header.  Returns 0 when the request may go on
- * (authenticated, or anonymous where that is allowed), -1 when it has been
- * answered with 401: missing where required, or bad anywhere (a bad token
- * is never silently anonymous).
+ * The caller behind the Authorization header, into *user (0: anonymous).
+ * Returns 0 when the request may go on (authenticated, or anonymous where
+ * that is allowed), -1 when it has been answered with 401: missing where
+ * required, or bad anywhere (a bad token is never silently anonymous).
  */
-int auth_caller(struct http_ctx *c, enum auth_need need);
+int auth_caller(struct http_ctx *c, enum auth_need need, int64_t *user);
 
 /* A token for user id into out (JWT_MAX_LEN + 1 bytes): its length, or -1. */
 int auth_token(struct http_ctx *c, int64_t user_id, char *out, size_t outlen);

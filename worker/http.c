@@ -5,6 +5,7 @@
 
 #include "worker/http.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,19 +68,32 @@ static int64_t in_flight;
 static int64_t sending;            /* replies handed to evhttp, not yet fully written */
 static const struct route *routes; /* the worker's table (http_init) */
 static size_t nroutes;
-static http_gate gate; /* run before every route's handler (http_init) */
+static http_gate gate;  /* run before every route's handler (http_init) */
+static size_t ext_size; /* the upper layer's part of a request (http_ext) */
+
+/* The ctx rounded up so that what follows it is aligned for anything. */
+#define CTX_SIZE                                                                                   \
+    ((sizeof(struct http_ctx) + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) *               \
+     _Alignof(max_align_t))
+
+void *
+http_ext(const struct http_ctx *c)
+{
+    return (char *)c + CTX_SIZE;
+}
 static uint64_t max_requests;
 static int recycle_asked;
 static void (*on_settled)(void *);
 static void *settled_arg;
 
 void
-http_init(const struct route *table, size_t n, http_gate g, uint64_t max,
+http_init(const struct route *table, size_t n, http_gate g, size_t ext, uint64_t max,
           void (*settled)(void *arg), void *arg)
 {
     routes = table;
     nroutes = n;
     gate = g;
+    ext_size = ext;
     max_requests = max;
     on_settled = settled;
     settled_arg = arg;
@@ -204,7 +218,7 @@ http_dispatch(struct evhttp_request *req, void *arg)
     struct http_ctx *c;
     enum router_result r;
 
-    c = calloc(1, sizeof(*c));
+    c = calloc(1, CTX_SIZE + ext_size);
     if (!c) {
         evhttp_send_error(req, 503, "out of memory");
         return;
@@ -217,7 +231,6 @@ http_dispatch(struct evhttp_request *req, void *arg)
     c->env = e;
     c->conn = evhttp_request_get_connection(req);
     c->method = method_of(evhttp_request_get_command(req));
-    c->start_ms = scoreboard_now_ms();
     c->start_us = http_now_us();
     count_in_flight(e, 1);
     c->link = conn_find(c->conn);

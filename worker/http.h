@@ -41,25 +41,24 @@ struct http_ctx {
     struct conn *link;     /* conn.c's record of conn: one lookup a request, not one a call */
     const struct env *env; /* the worker's services (worker/env.h) */
     int method;            /* enum router_method */
-    int64_t start_ms;      /* when the request was dispatched */
-    int64_t start_us;      /* the same, finer, for the access log */
-    int64_t db_us;         /* time its queries waited for the database, in all */
-    int64_t db_sent_us;    /* when the query in flight was sent; see api_query */
-    db_cb db_cb;           /* the handler's callback of that query */
-    int db_q;              /* that query (enum sql_query_id) */
-    int retried;           /* its statement was sent once more (a deadlock) */
-    int64_t user_id;       /* the caller, once authenticated; 0 = anonymous */
+    int64_t start_us;      /* when the request was dispatched, for the access log */
+    int64_t db_us;         /* time its handler waited for the database, in all (the log's) */
     struct router_match match;
     struct evkeyvalq query; /* parsed on first http_query() */
     int query_parsed;
-    uint64_t cache_epoch;    /* cache_epoch() when its filling query was sent */
-    int cache_fill;          /* its answer will be cached: read it on the primary */
-    struct cache_fill *fill; /* the key its statement fills for other requests (cache_fill.h) */
-    const char *cors_allow;  /* Access-Control-Allow-Origin for the answer, or NULL */
-    struct idem *idem;       /* its Idempotency-Key (worker/idem.h), in state; NULL: none */
-    void *state;             /* the handler's own, freed with state_free */
+    const char *cors_allow; /* Access-Control-Allow-Origin for the answer, or NULL */
+    void *state;            /* the handler's own, freed with state_free */
     void (*state_free)(void *);
+    /*
+     * The layer above keeps its own part of every request (the API's
+     * struct api_req: the caller, the query in flight, the cache's fill)
+     * right after this, in the same allocation, as nginx keeps a module's
+     * state behind ctx[]: http_ext().  This layer never reads it.
+     */
 };
+
+/* The upper layer's part of the request (ext_size bytes, zeroed; http_init). */
+void *http_ext(const struct http_ctx *c);
 
 typedef void (*http_handler)(struct http_ctx *c);
 
@@ -85,15 +84,16 @@ int64_t http_now_us(void);
 /*
  * Before the first request: table (n entries) is the route table
  * dispatched on (the worker's: this layer knows no handler), gate what
- * runs before each handler (NULL: nothing).  settled(arg)
+ * runs before each handler (NULL: nothing), ext_size the bytes of the
+ * upper layer's part of each request (http_ext()).  settled(arg)
  * is called whenever a request is
  * freed or a reply is fully written (or its connection died), so that a
  * draining worker can tell it is done; max_requests (0: never) is the
  * count of responses after which the worker asks the master, through its
  * scoreboard slot, to be replaced (gunicorn's max_requests).
  */
-void http_init(const struct route *table, size_t n, http_gate gate, uint64_t max_requests,
-               void (*settled)(void *arg), void *arg);
+void http_init(const struct route *table, size_t n, http_gate gate, size_t ext_size,
+               uint64_t max_requests, void (*settled)(void *arg), void *arg);
 
 /* Requests dispatched and not yet freed; replies handed to evhttp, not yet written. */
 int64_t http_in_flight(void);

@@ -106,7 +106,7 @@ static void
 on_replay(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
-    struct idem *k = c->idem;
+    struct idem *k = api_req(c)->idem;
     int same;
 
     /* The lookup changes nothing a client sees: asking again is safe. */
@@ -148,7 +148,7 @@ idem_begin(struct http_ctx *c, struct idem *k, int64_t scope, enum sql_query_id 
         write(c);
         return;
     }
-    c->idem = k;
+    api_req(c)->idem = k;
     k->write = write;
     k->answer = answer;
     api_itoa(scope, k->scope);

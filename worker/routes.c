@@ -3,7 +3,7 @@
  * parameter could both fit: the literal comes first (see router.h).  The
  * last column says what the route makes of the caller's token
  * (worker/auth.h): checked once, before the handler, by api_gate(); a
- * handler finds the caller in c->user_id.  GET /api/tags reads no token:
+ * handler finds the caller in api_req(c)->user_id.  GET /api/tags reads no token:
  * its answer is the same for everyone.
  */
 #include "config.h"

@@ -574,7 +574,8 @@ setup_http(struct worker *w, struct listener_set *ls)
     evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                             EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
                                             EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-    http_init(routes, nroutes, api_gate, request_limit(c), on_http_settled, w);
+    http_init(routes, nroutes, api_gate, sizeof(struct api_req), request_limit(c), on_http_settled,
+              w);
     evhttp_set_gencb(w->http, http_dispatch, &w->env);
 
     for (int i = 0; i < ls->n; i++) {
