@@ -23,6 +23,12 @@ static size_t title_len;
  * would be optimised away: hence volatile.
  */
 static char **volatile env_copy;
+/*
+ * Every string of the copy, apart from environ: unsetenv() takes an entry
+ * out of environ (LISTEN_FDS and its kin, common/listen.c), and the string
+ * it named would be lost (LeakSanitizer saw it) were it held there alone.
+ */
+static char **volatile env_strings;
 
 void
 proctitle_init(int argc, char **argv)
@@ -40,7 +46,7 @@ proctitle_init(int argc, char **argv)
             end = environ[nenv] + strlen(environ[nenv]) + 1;
 
     /* Move environ out of the way; on failure keep the short argv[0] area. */
-    char **copy = calloc(nenv + 1, sizeof(char *));
+    char **copy = calloc(2 * (nenv + 1), sizeof(char *));
     if (copy != NULL) {
         for (size_t i = 0; i < nenv; i++)
             if ((copy[i] = strdup(environ[i])) == NULL) {
@@ -50,6 +56,8 @@ proctitle_init(int argc, char **argv)
                 free(copy);
                 return;
             }
+        memcpy(copy + nenv + 1, copy, nenv * sizeof(char *));
+        env_strings = copy + nenv + 1;
         environ = env_copy = copy;
     } else {
         end = argv[0] + strlen(argv[0]) + 1;
