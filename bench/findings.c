@@ -145,6 +145,16 @@ findings_scaling(const struct exp_row *rows, int n, int i)
     return (double)rows[i].users / rows[twin].users;
 }
 
+/* Some row is refused: disturbed, or threads ran outside their cores. */
+static int
+refused_any(const struct exp_row *rows, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (rows[i].disturbed || rows[i].pin_failed)
+            return 1;
+    return 0;
+}
+
 /* " (median of K repeats, LO to HI)" when there are repeats. */
 static void
 range_of(FILE *f, const struct exp_row *r)
@@ -174,13 +184,23 @@ winner(FILE *f, const struct exp_row *rows, int n, int w)
         if (i != w && findings_usable(&rows[i]) &&
             (second < 0 || rows[i].users > rows[second].users))
             second = i;
-    fprintf(f, "**%s** served the most users: %s", r->m.label,
-            units_fmt_thousands(r->users, a, sizeof(a)));
+    /*
+     * Alone among the usable rows: "the most" would rank it above rows
+     * that were refused (disturbed, pinning failed), which were not
+     * measured, not beaten.
+     */
+    if (second < 0 && refused_any(rows, n))
+        fprintf(f, "**%s** is the only configuration with a result to compare: %s", r->m.label,
+                units_fmt_thousands(r->users, a, sizeof(a)));
+    else
+        fprintf(f, "**%s** served the most users: %s", r->m.label,
+                units_fmt_thousands(r->users, a, sizeof(a)));
     range_of(f, r);
     fprintf(f, " (%.0f req/s, p95 %.0f ms, conduitd and nginx %.1f MB PSS)", r->rps, r->p95_ms,
             findings_server_mb(r));
     if (second < 0) {
-        fprintf(f, "; no other configuration passed a level.");
+        fprintf(f, refused_any(rows, n) ? "; it is ranked against none."
+                                        : "; no other configuration passed a level.");
         return;
     }
     if (rows[second].users == r->users && r->nrep < 2) {
@@ -213,7 +233,7 @@ worker_counts(FILE *f, const struct exp_row *rows, int n)
     int wins[8] = {0}, nitems = 0, groups = 0, undecided = 0;
 
     for (int i = 0; i < n; i++) {
-        int best = -1, members = 0, first = 1;
+        int best = -1, usable = 0, first = 1;
 
         /* Each group once: from its first row. */
         for (int j = 0; j < i; j++)
@@ -224,11 +244,14 @@ worker_counts(FILE *f, const struct exp_row *rows, int n)
         for (int j = i; j < n; j++) {
             if (!same(&rows[j].m, &rows[i].m, 1, 0, 1, 1))
                 continue;
-            members++;
-            if (findings_usable(&rows[j]) && (best < 0 || rows[j].users > rows[best].users))
+            if (!findings_usable(&rows[j]))
+                continue;
+            usable++;
+            if (best < 0 || rows[j].users > rows[best].users)
                 best = j;
         }
-        if (members < 2 || best < 0)
+        /* A count wins only against another that was measured too. */
+        if (usable < 2)
             continue;
         groups++;
         for (int j = i; j < n && best >= 0; j++)

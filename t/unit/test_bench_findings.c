@@ -303,6 +303,34 @@ START_TEST(disturbed_and_stray_rows_are_left_out)
 }
 END_TEST
 
+START_TEST(the_only_undisturbed_row_wins_nothing)
+{
+    /*
+     * As a real run went: 1, n and 2n+1 workers all passed 15,000 users,
+     * but 1 and 2n+1 were disturbed.  n is not "the most", and no worker
+     * count wins a group where it was the only one measured.
+     */
+    int users[] = {0, 0, 0};
+    double pss[] = {43, 44, 47};
+    int n = make("2", "1,n,2n+1", "1", "off", users, pss), s;
+    char *p;
+
+    repeats(0, (double[]){15000, 15000, 15000}, 3);
+    repeats(1, (double[]){15000, 14375, 18750}, 3);
+    repeats(2, (double[]){15000, 14375, 15000}, 3);
+    rows[0].disturbed = rows[2].disturbed = 1;
+    p = paragraph(n, &s);
+    SAYS(p, "**c2 1x2 cache-off** is the only configuration with a result to compare: 15,000");
+    SAYS(p, "; it is ranked against none.");
+    ck_assert_ptr_null(strstr(p, "served the most users"));
+    ck_assert_ptr_null(strstr(p, "no other configuration passed a level"));
+    ck_assert_ptr_null(strstr(p, "won 1"));
+    ck_assert_ptr_null(strstr(p, "groups of configurations that differ only"));
+    ck_assert_ptr_null(strstr(p, "group of configurations that differ only"));
+    free(p);
+}
+END_TEST
+
 static Suite *
 findings_suite(void)
 {
@@ -320,6 +348,7 @@ findings_suite(void)
     tcase_add_test(tc, overlapping_repeats_are_no_difference);
     tcase_add_test(tc, separated_repeats_name_a_winner);
     tcase_add_test(tc, disturbed_and_stray_rows_are_left_out);
+    tcase_add_test(tc, the_only_undisturbed_row_wins_nothing);
     suite_add_tcase(s, tc);
     return s;
 }
