@@ -462,7 +462,8 @@ on_closed(struct evhttp_connection *evcon, void *arg)
         hangup(c->hangup_arg);
     if (linger_begin(c)) {
         if (s->notify)
-            s->notify(CONN_SETTLED, s->arg); /* no longer under way: a draining worker may be done */
+            s->notify(CONN_SETTLED,
+                      s->arg); /* no longer under way: a draining worker may be done */
         return;
     }
     record_free(c);

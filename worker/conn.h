@@ -96,8 +96,8 @@ struct conn_set {
 };
 
 /*
- * s: the worker's, filled in here.  cap: most connections open at once; notify(CONN_FULL, arg) is called when
- * it is reached, notify(CONN_ROOM, arg) when one closes below it, and
+ * s: the worker's, filled in here.  cap: most connections open at once; notify(CONN_FULL, arg) is
+ * called when it is reached, notify(CONN_ROOM, arg) when one closes below it, and
  * notify(CONN_SETTLED, arg) when one closes or goes idle otherwise.  header_timeout: seconds from
  * accept, or from the first byte of a keep-alive request, to the complete request.  idle_timeout:
  * evhttp's timeout (set with evhttp_set_timeout), which each connection

@@ -120,8 +120,8 @@ count_response(const struct http_ctx *c, int status, int64_t us)
 
     if (status >= 500)
         atomic_fetch_add_explicit(&e->slot->errors, 1, memory_order_relaxed);
-    metrics_count_response(e->slot, c->match.route ? (int)(c->match.route - e->routes) : -1,
-                           status, us);
+    metrics_count_response(e->slot, c->match.route ? (int)(c->match.route - e->routes) : -1, status,
+                           us);
     /*
      * max_requests, as gunicorn's: the master starts a replacement and,
      * once it is ready, retires this worker as a reload would (no request

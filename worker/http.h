@@ -49,9 +49,9 @@ struct http_ctx {
     struct conn *link;       /* conn.c's record of conn: one lookup a request, not one a call */
     const struct env *env;   /* the worker's services (worker/env.h) */
     struct http_state *http; /* the layer's, which counts the request (http.c's alone) */
-    int method;            /* enum router_method */
-    int64_t start_us;      /* when the request was dispatched, for the access log */
-    int64_t db_us;         /* time its handler waited for the database, in all (the log's) */
+    int method;              /* enum router_method */
+    int64_t start_us;        /* when the request was dispatched, for the access log */
+    int64_t db_us;           /* time its handler waited for the database, in all (the log's) */
     struct router_match match;
     struct evkeyvalq query; /* parsed on first http_query() */
     int query_parsed;

@@ -163,8 +163,8 @@ method_name(int m)
  * 3xx, which the API never sends, only once counted.
  */
 static void
-write_requests(struct evbuffer *b, const struct scoreboard_counters *t,
-               const struct route *routes, size_t nroutes)
+write_requests(struct evbuffer *b, const struct scoreboard_counters *t, const struct route *routes,
+               size_t nroutes)
 {
     header(b, "conduitd_http_requests_total", "counter",
            "Responses sent, by route (the route table's pattern; unmatched: 404, 405, "

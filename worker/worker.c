@@ -56,7 +56,7 @@
 #define HEADER_BACKSTOP 65536  /* evhttp's header limit, above max_header_size */
 
 struct worker {
-    struct env env; /* the base, the configuration, the services: what requests get */
+    struct env env;             /* the base, the configuration, the services: what requests get */
     struct http_state requests; /* the request layer: what is in flight, being written */
     struct conn_set conns;      /* the client connections: their phases, cap and limits */
     struct evhttp *http;
