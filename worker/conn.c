@@ -1,5 +1,6 @@
 /*
- * conn: the client connections of a worker.  See conn.h.
+ * conn: the client connections of a worker.  See conn.h.  Every function
+ * is given the worker's struct conn_set, or a record that names it.
  */
 #include "config.h"
 
@@ -46,6 +47,7 @@ enum phase { FRESH, RECEIVING, BUSY, IDLE, LINGERING };
 #define LINGER_TOTAL_MS 30000
 
 struct conn {
+    struct conn_set *set;     /* the worker's, which counts and limits it */
     struct conn *prev, *next; /* every record, attached or not */
     struct bufferevent *bev;
     struct evhttp_connection *evcon; /* NULL until attached */
@@ -65,48 +67,25 @@ struct conn {
     void *hangup_arg;
 };
 
-static struct {
-    struct event_base *base;
-    struct conn *all;
-    struct conn **byfd; /* attached records by socket, for conn_find() */
-    int nfd;
-    int n;      /* records alive */
-    int active; /* FRESH, RECEIVING or BUSY */
-    int lingering;
-    int cap;
-    int full;
-    const int *draining; /* the worker's (worker/env.h), given at conn_init */
-    time_t last_full_log;
-    struct timeval header_timeout;
-    struct timeval send_timeout;
-    size_t max_header;                             /* 0: evhttp alone enforces it */
-    struct evbuffer *header_reject;                /* the raw reply to a header over it */
-    struct evbuffer *fault_reply[REQHEAD_NFAULTS]; /* to a request reqhead refuses */
-    int64_t idle_us;                               /* evhttp's idle timeout, 0 for none */
-    uint64_t jitter_rng;                           /* xorshift64 state */
-    struct event *attach; /* runs right after evhttp has set a connection up */
-    int pending;          /* records created and not attached yet */
-    void (*notify)(enum conn_news news, void *arg);
-    void *arg;
-} C;
-
 static void
 set_phase(struct conn *c, enum phase p)
 {
-    C.active += IS_ACTIVE(p) - IS_ACTIVE(c->phase);
-    C.lingering += (p == LINGERING) - (c->phase == LINGERING);
+    struct conn_set *s = c->set;
+
+    s->active += IS_ACTIVE(p) - IS_ACTIVE(c->phase);
+    s->lingering += (p == LINGERING) - (c->phase == LINGERING);
     c->phase = p;
 }
 
 struct conn *
-conn_find(struct evhttp_connection *evcon)
+conn_find(const struct conn_set *s, struct evhttp_connection *evcon)
 {
     struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
     int fd = bev ? (int)bufferevent_getfd(bev) : -1;
 
-    if (fd < 0 || fd >= C.nfd || !C.byfd[fd] || C.byfd[fd]->evcon != evcon)
+    if (fd < 0 || fd >= s->nfd || !s->byfd[fd] || s->byfd[fd]->evcon != evcon)
         return NULL;
-    return C.byfd[fd];
+    return s->byfd[fd];
 }
 
 /*
@@ -133,6 +112,7 @@ static void
 on_deadline(evutil_socket_t fd, short what, void *arg)
 {
     struct conn *c = arg;
+    const struct conn_set *s = c->set;
 
     (void)fd;
     (void)what;
@@ -148,7 +128,7 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
         reject_framing(c);
         return;
     }
-    if (c->phase == FRESH && *C.draining) {
+    if (c->phase == FRESH && *s->draining) {
         drain_close(c);
         return;
     }
@@ -160,13 +140,13 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
          * the end: a burst of such connections costs one step each.
          */
         log_debug("connection %d sent nothing within %ld s: closing it", c->fd,
-                  (long)C.header_timeout.tv_sec);
+                  (long)s->header_timeout.tv_sec);
         evhttp_connection_free(c->evcon); /* on_closed runs: nothing unread, no lingering */
         return;
     }
     if (c->phase == FRESH || c->phase == RECEIVING) {
         log_debug("connection %d sent no complete request within %ld s: closing it", c->fd,
-                  (long)C.header_timeout.tv_sec);
+                  (long)s->header_timeout.tv_sec);
         cut(c);
     }
 }
@@ -179,15 +159,15 @@ on_deadline(evutil_socket_t fd, short what, void *arg)
  * those closes are spread over that eighth (7.5 s for the default 60 s).
  */
 static struct timeval
-stretch(int64_t us)
+stretch(struct conn_set *s, int64_t us)
 {
-    uint64_t x = C.jitter_rng;
+    uint64_t x = s->jitter_rng;
     struct timeval tv;
 
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    C.jitter_rng = x;
+    s->jitter_rng = x;
     us += (int64_t)(x % (uint64_t)(us / 8 + 1));
     tv.tv_sec = (time_t)(us / 1000000);
     tv.tv_usec = (suseconds_t)(us % 1000000);
@@ -209,15 +189,16 @@ stretch(int64_t us)
 static void
 set_timeouts(struct conn *c)
 {
+    struct conn_set *s = c->set;
     struct timeval tv;
 
-    if (C.idle_us <= 0) {
-        bufferevent_set_timeouts(c->bev, NULL, &C.send_timeout);
+    if (s->idle_us <= 0) {
+        bufferevent_set_timeouts(c->bev, NULL, &s->send_timeout);
         return;
     }
-    tv = stretch(C.idle_us);
+    tv = stretch(s, s->idle_us);
     evhttp_connection_set_timeout_tv(c->evcon, &tv);
-    bufferevent_set_timeouts(c->bev, &tv, &C.send_timeout);
+    bufferevent_set_timeouts(c->bev, &tv, &s->send_timeout);
 }
 
 /*
@@ -246,7 +227,7 @@ count_header(struct conn *c, struct evbuffer *buf, size_t from)
             (n = evbuffer_peek(buf, -1, &pos, v, 4)) <= 0)
             return;
         for (int i = 0; i < n && i < 4; i++) {
-            reqhead_feed(&c->head, v[i].iov_base, v[i].iov_len, C.max_header);
+            reqhead_feed(&c->head, v[i].iov_base, v[i].iov_len, c->set->max_header);
             from += v[i].iov_len;
         }
     }
@@ -272,7 +253,7 @@ static void
 begin_request(struct conn *c)
 {
     if (!c->from_accept || !evtimer_pending(c->deadline, NULL))
-        evtimer_add(c->deadline, &C.header_timeout);
+        evtimer_add(c->deadline, &c->set->header_timeout);
     c->from_accept = 0;
     set_phase(c, RECEIVING);
     reqhead_reset(&c->head);
@@ -310,14 +291,16 @@ linger_owned(const struct conn *c)
 static void
 record_free(struct conn *c)
 {
+    struct conn_set *s = c->set;
+
     if (c->prev)
         c->prev->next = c->next;
     else
-        C.all = c->next;
+        s->all = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    if (c->fd >= 0 && c->fd < C.nfd && C.byfd[c->fd] == c)
-        C.byfd[c->fd] = NULL;
+    if (c->fd >= 0 && c->fd < s->nfd && s->byfd[c->fd] == c)
+        s->byfd[c->fd] = NULL;
     if (c->deadline)
         event_free(c->deadline);
     if (c->linger) {
@@ -326,14 +309,14 @@ record_free(struct conn *c)
             close(c->fd);
     }
     set_phase(c, IDLE);
-    C.n--;
+    s->n--;
     free(c);
-    if (C.full && C.n < C.cap) {
-        C.full = 0;
-        if (C.notify)
-            C.notify(CONN_ROOM, C.arg);
-    } else if (C.notify) {
-        C.notify(CONN_SETTLED, C.arg); /* a draining worker may be done */
+    if (s->full && s->n < s->cap) {
+        s->full = 0;
+        if (s->notify)
+            s->notify(CONN_ROOM, s->arg);
+    } else if (s->notify) {
+        s->notify(CONN_SETTLED, s->arg); /* a draining worker may be done */
     }
 }
 
@@ -348,6 +331,7 @@ linger_end(struct conn *c)
 static void
 on_linger(evutil_socket_t fd, short what, void *arg)
 {
+    /* Static only to keep 16 kB off the stack: it holds nothing, what is read is thrown away. */
     static char sink[16384];
     struct conn *c = arg;
 
@@ -412,13 +396,14 @@ linger_begin(struct conn *c)
 {
     struct timeval idle = {LINGER_IDLE_MS / 1000, (LINGER_IDLE_MS % 1000) * 1000};
     struct timeval total = {LINGER_TOTAL_MS / 1000, (LINGER_TOTAL_MS % 1000) * 1000};
+    struct conn_set *s = c->set;
     struct stat st;
 
     if (c->was_cut || c->fd < 0 || (c->phase != RECEIVING && !c->retired && !has_unread(c)))
         return 0;
     if (!c->bev || fstat(c->fd, &st) < 0)
         return 0;
-    c->linger = event_new(C.base, c->fd, EV_READ | EV_PERSIST, on_linger, c);
+    c->linger = event_new(s->base, c->fd, EV_READ | EV_PERSIST, on_linger, c);
     if (!c->linger || event_add(c->linger, &idle) < 0 || bufferevent_setfd(c->bev, -1) < 0) {
         if (c->linger)
             event_free(c->linger);
@@ -428,8 +413,8 @@ linger_begin(struct conn *c)
     c->linger_dev = st.st_dev;
     c->linger_ino = st.st_ino;
     shutdown(c->fd, SHUT_WR);
-    if (c->fd < C.nfd && C.byfd[c->fd] == c)
-        C.byfd[c->fd] = NULL; /* no longer evhttp's connection */
+    if (c->fd < s->nfd && s->byfd[c->fd] == c)
+        s->byfd[c->fd] = NULL; /* no longer evhttp's connection */
     log_debug("connection %d closes with the client still sending: lingering", c->fd);
     c->evcon = NULL;
     c->bev = NULL; /* evhttp frees it right after this callback */
@@ -454,7 +439,7 @@ reset_if_unsent(struct conn *c)
         return;
     log_debug("connection %d closes with %zu byte(s) of its reply unsent (send_timeout %ld s): "
               "resetting it",
-              c->fd, unsent, (long)C.send_timeout.tv_sec);
+              c->fd, unsent, (long)c->set->send_timeout.tv_sec);
     setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
     c->was_cut = 1; /* no lingering close either */
 }
@@ -464,6 +449,7 @@ static void
 on_closed(struct evhttp_connection *evcon, void *arg)
 {
     struct conn *c = arg;
+    const struct conn_set *s = c->set;
     void (*hangup)(void *) = c->hangup;
 
     (void)evcon;
@@ -475,8 +461,9 @@ on_closed(struct evhttp_connection *evcon, void *arg)
     if (hangup)
         hangup(c->hangup_arg);
     if (linger_begin(c)) {
-        if (C.notify)
-            C.notify(CONN_SETTLED, C.arg); /* no longer under way: a draining worker may be done */
+        if (s->notify)
+            s->notify(CONN_SETTLED,
+                      s->arg); /* no longer under way: a draining worker may be done */
         return;
     }
     record_free(c);
@@ -490,19 +477,19 @@ on_closed(struct evhttp_connection *evcon, void *arg)
 static void
 attach_pending(evutil_socket_t fd, short what, void *arg)
 {
+    struct conn_set *s = arg;
     struct conn *c, *next;
 
     (void)fd;
     (void)what;
-    (void)arg;
-    for (c = C.all; c && C.pending > 0; c = next) {
+    for (c = s->all; c && s->pending > 0; c = next) {
         bufferevent_event_cb eventcb = NULL;
         void *cbarg = NULL;
 
         next = c->next;
         if (c->evcon || !c->bev)
             continue;
-        C.pending--;
+        s->pending--;
         bufferevent_getcb(c->bev, NULL, NULL, &eventcb, &cbarg);
         if (!eventcb || !cbarg ||
             evhttp_connection_get_bufferevent((struct evhttp_connection *)cbarg) != c->bev) {
@@ -514,8 +501,8 @@ attach_pending(evutil_socket_t fd, short what, void *arg)
         }
         c->evcon = cbarg;
         c->fd = (int)bufferevent_getfd(c->bev);
-        if (c->fd >= 0 && c->fd < C.nfd)
-            C.byfd[c->fd] = c;
+        if (c->fd >= 0 && c->fd < s->nfd)
+            s->byfd[c->fd] = c;
         evhttp_connection_set_closecb(c->evcon, on_closed, c);
         set_timeouts(c);
         /*
@@ -527,10 +514,10 @@ attach_pending(evutil_socket_t fd, short what, void *arg)
          * Accepted while a drain closes its listeners: served like an
          * idle one.
          */
-        if (*C.draining) {
+        if (*s->draining) {
             give_grace(c);
         } else {
-            struct timeval tv = stretch((int64_t)C.header_timeout.tv_sec * 1000000);
+            struct timeval tv = stretch(s, (int64_t)s->header_timeout.tv_sec * 1000000);
             c->from_accept = 1;
             evtimer_add(c->deadline, &tv);
         }
@@ -542,11 +529,12 @@ attach_pending(evutil_socket_t fd, short what, void *arg)
 struct bufferevent *
 conn_bevcb(struct event_base *base, void *arg)
 {
+    struct conn_set *s = arg;
     struct conn *c = calloc(1, sizeof(*c));
 
-    (void)arg;
     if (!c)
         return NULL;
+    c->set = s;
     c->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
     c->deadline = evtimer_new(base, on_deadline, c);
     if (!c->bev || !c->deadline) {
@@ -563,26 +551,26 @@ conn_bevcb(struct event_base *base, void *arg)
     c->phase = IDLE;
     /* Until its first byte it is fresh: the header deadline closes it (see attach_pending). */
     set_phase(c, FRESH);
-    c->next = C.all;
-    if (C.all)
-        C.all->prev = c;
-    C.all = c;
-    C.n++;
-    C.pending++;
-    event_active(C.attach, EV_TIMEOUT, 0);
-    if (!C.full && C.n >= C.cap) {
+    c->next = s->all;
+    if (s->all)
+        s->all->prev = c;
+    s->all = c;
+    s->n++;
+    s->pending++;
+    event_active(s->attach, EV_TIMEOUT, 0);
+    if (!s->full && s->n >= s->cap) {
         struct timeval now;
-        C.full = 1;
+        s->full = 1;
         /* Under a flood the cap is hit again and again: say so once a minute. */
         event_base_gettimeofday_cached(base, &now);
-        if (now.tv_sec - C.last_full_log >= 60) {
-            C.last_full_log = now.tv_sec;
+        if (now.tv_sec - s->last_full_log >= 60) {
+            s->last_full_log = now.tv_sec;
             log_warning("%d connections open, the most this worker takes (max_connections): "
                         "pausing accepts until one closes",
-                        C.n);
+                        s->n);
         }
-        if (C.notify)
-            C.notify(CONN_FULL, C.arg);
+        if (s->notify)
+            s->notify(CONN_FULL, s->arg);
     }
     return c->bev;
 }
@@ -645,13 +633,14 @@ drain_close(struct conn *c)
 static void
 reject_header(struct conn *c)
 {
-    size_t len = evbuffer_get_length(C.header_reject);
+    const struct conn_set *s = c->set;
+    size_t len = evbuffer_get_length(s->header_reject);
 
     if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
         return;
 
-    log_debug("connection %d: request header over %zu bytes: 400", c->fd, C.max_header);
-    if (send(c->fd, evbuffer_pullup(C.header_reject, -1), len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+    log_debug("connection %d: request header over %zu bytes: 400", c->fd, s->max_header);
+    if (send(c->fd, evbuffer_pullup(s->header_reject, -1), len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
         log_debug("connection %d: cannot send the 400: %s", c->fd, strerror(errno));
     c->retired = 1;
     evhttp_connection_free(c->evcon); /* on_closed runs: c lingers */
@@ -668,7 +657,7 @@ static void
 reject_framing(struct conn *c)
 {
     static const struct timeval soon = {0, 50000};
-    struct evbuffer *reply = C.fault_reply[c->head.fault];
+    struct evbuffer *reply = c->set->fault_reply[c->head.fault];
 
     if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0) {
         evtimer_add(c->deadline, &soon);
@@ -705,9 +694,9 @@ conn_set_hangup(struct conn *c, void (*hangup)(void *), void *arg)
 }
 
 void
-conn_request_end(struct evhttp_connection *evcon)
+conn_request_end(struct conn_set *s, struct evhttp_connection *evcon)
 {
-    struct conn *c = conn_find(evcon);
+    struct conn *c = conn_find(s, evcon);
 
     if (!c)
         return;
@@ -719,58 +708,58 @@ conn_request_end(struct evhttp_connection *evcon)
         return;
     }
     set_phase(c, IDLE);
-    if (*C.draining)
+    if (*s->draining)
         give_grace(c);
-    else if (C.notify)
-        C.notify(CONN_SETTLED, C.arg);
+    else if (s->notify)
+        s->notify(CONN_SETTLED, s->arg);
 }
 
 void
-conn_drain(void)
+conn_drain(struct conn_set *s)
 {
-    for (struct conn *c = C.all; c; c = c->next)
+    for (struct conn *c = s->all; c; c = c->next)
         if (c->phase == IDLE || c->phase == FRESH)
             give_grace(c);
 }
 
 int
-conn_count(void)
+conn_count(const struct conn_set *s)
 {
-    return C.n;
+    return s->n;
 }
 
 int
-conn_active(void)
+conn_active(const struct conn_set *s)
 {
-    return C.active;
+    return s->active;
 }
 
 int
-conn_lingering(void)
+conn_lingering(const struct conn_set *s)
 {
-    return C.lingering;
+    return s->lingering;
 }
 
 void
-conn_set_max_header(size_t max, struct evbuffer *reply)
+conn_set_max_header(struct conn_set *s, size_t max, struct evbuffer *reply)
 {
-    if (C.header_reject)
-        evbuffer_free(C.header_reject);
-    C.max_header = reply ? max : 0;
-    C.header_reject = reply;
+    if (s->header_reject)
+        evbuffer_free(s->header_reject);
+    s->max_header = reply ? max : 0;
+    s->header_reject = reply;
 }
 
 void
-conn_set_fault_reply(enum reqhead_fault f, struct evbuffer *reply)
+conn_set_fault_reply(struct conn_set *s, enum reqhead_fault f, struct evbuffer *reply)
 {
     if ((unsigned)f >= REQHEAD_NFAULTS) {
         if (reply)
             evbuffer_free(reply);
         return;
     }
-    if (C.fault_reply[f])
-        evbuffer_free(C.fault_reply[f]);
-    C.fault_reply[f] = reply;
+    if (s->fault_reply[f])
+        evbuffer_free(s->fault_reply[f]);
+    s->fault_reply[f] = reply;
 }
 
 int
@@ -792,9 +781,9 @@ conn_peer_closed(const struct conn *c)
 }
 
 void
-conn_abort(struct evhttp_connection *evcon)
+conn_abort(struct conn_set *s, struct evhttp_connection *evcon)
 {
-    struct conn *c = conn_find(evcon);
+    struct conn *c = conn_find(s, evcon);
 
     if (c)
         c->was_cut = 1;            /* the client is gone: nothing to linger for */
@@ -808,27 +797,28 @@ conn_is_cut(const struct conn *c)
 }
 
 int
-conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout, int send_timeout,
-          const int *draining, void (*notify)(enum conn_news news, void *arg), void *arg)
+conn_init(struct conn_set *s, struct event_base *base, int cap, int header_timeout,
+          int idle_timeout, int send_timeout, const int *draining,
+          void (*notify)(enum conn_news news, void *arg), void *arg)
 {
     struct rlimit rl;
 
-    memset(&C, 0, sizeof(C));
-    C.base = base;
-    C.cap = cap;
-    C.header_timeout.tv_sec = header_timeout;
-    C.send_timeout.tv_sec = send_timeout;
-    C.idle_us = idle_timeout > 0 ? (int64_t)idle_timeout * 1000000 : 0;
-    C.jitter_rng = ((uint64_t)getpid() << 32 ^ (uint64_t)time(NULL)) | 1;
-    C.draining = draining;
-    C.notify = notify;
-    C.arg = arg;
-    C.nfd =
+    memset(s, 0, sizeof(*s));
+    s->base = base;
+    s->cap = cap;
+    s->header_timeout.tv_sec = header_timeout;
+    s->send_timeout.tv_sec = send_timeout;
+    s->idle_us = idle_timeout > 0 ? (int64_t)idle_timeout * 1000000 : 0;
+    s->jitter_rng = ((uint64_t)getpid() << 32 ^ (uint64_t)time(NULL)) | 1;
+    s->draining = draining;
+    s->notify = notify;
+    s->arg = arg;
+    s->nfd =
         getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20) ? (int)rl.rlim_cur : 1 << 20;
-    C.byfd = calloc((size_t)C.nfd, sizeof(*C.byfd));
-    C.attach = event_new(base, -1, 0, attach_pending, NULL);
-    if (!C.byfd || !C.attach) {
-        conn_shutdown();
+    s->byfd = calloc((size_t)s->nfd, sizeof(*s->byfd));
+    s->attach = event_new(base, -1, 0, attach_pending, s);
+    if (!s->byfd || !s->attach) {
+        conn_shutdown(s);
         return -1;
     }
     return 0;
@@ -836,23 +826,23 @@ conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout
 
 /* After evhttp_free(): only records that were never attached are left. */
 void
-conn_shutdown(void)
+conn_shutdown(struct conn_set *s)
 {
-    C.notify = NULL;
-    while (C.all) {
-        struct conn *c = C.all;
+    s->notify = NULL;
+    while (s->all) {
+        struct conn *c = s->all;
         if (c->bev && !c->evcon)
             bufferevent_decref(c->bev);
         c->bev = NULL;
         record_free(c);
     }
-    if (C.attach)
-        event_free(C.attach);
-    if (C.header_reject)
-        evbuffer_free(C.header_reject);
+    if (s->attach)
+        event_free(s->attach);
+    if (s->header_reject)
+        evbuffer_free(s->header_reject);
     for (int f = 0; f < REQHEAD_NFAULTS; f++)
-        if (C.fault_reply[f])
-            evbuffer_free(C.fault_reply[f]);
-    free(C.byfd);
-    memset(&C, 0, sizeof(C));
+        if (s->fault_reply[f])
+            evbuffer_free(s->fault_reply[f]);
+    free(s->byfd);
+    memset(s, 0, sizeof(*s));
 }

@@ -35,17 +35,25 @@
  *
  * Ownership: evhttp owns the connections; this module owns one small
  * record per connection, freed in the close callback (or when a lingering
- * close ends).
+ * close ends).  The records, their counts and the limits they keep are
+ * one struct conn_set, the worker's (worker.c holds it): handed to every
+ * call below, to evhttp as conn_bevcb()'s argument, and named by each
+ * record, so that a callback given a record finds it.  Nothing here is
+ * kept at file scope.
  */
 #ifndef CONDUITD_CONN_H
 #define CONDUITD_CONN_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/time.h>
+#include <time.h>
 
 #include "worker/reqhead.h"
 
 struct bufferevent;
 struct conn;
+struct event;
 struct event_base;
 struct evbuffer;
 struct evhttp_connection;
@@ -58,8 +66,38 @@ enum conn_news {
 };
 
 /*
- * cap: most connections open at once; notify(CONN_FULL, arg) is called when
- * it is reached, notify(CONN_ROOM, arg) when one closes below it, and
+ * A worker's connections.  Declared here so that the worker can hold one
+ * (one per worker, no allocation); its fields are this module's, read
+ * through the calls below.
+ */
+struct conn_set {
+    struct event_base *base;
+    struct conn *all;
+    struct conn **byfd; /* attached records by socket, for conn_find() */
+    int nfd;
+    int n;      /* records alive */
+    int active; /* FRESH, RECEIVING or BUSY */
+    int lingering;
+    int cap;
+    int full;
+    const int *draining; /* the worker's (worker/env.h), given at conn_init */
+    time_t last_full_log;
+    struct timeval header_timeout;
+    struct timeval send_timeout;
+    size_t max_header;                             /* 0: evhttp alone enforces it */
+    struct evbuffer *header_reject;                /* the raw reply to a header over it */
+    struct evbuffer *fault_reply[REQHEAD_NFAULTS]; /* to a request reqhead refuses */
+    int64_t idle_us;                               /* evhttp's idle timeout, 0 for none */
+    uint64_t jitter_rng;                           /* xorshift64 state */
+    struct event *attach; /* runs right after evhttp has set a connection up */
+    int pending;          /* records created and not attached yet */
+    void (*notify)(enum conn_news news, void *arg);
+    void *arg;
+};
+
+/*
+ * s: the worker's, filled in here.  cap: most connections open at once; notify(CONN_FULL, arg) is
+ * called when it is reached, notify(CONN_ROOM, arg) when one closes below it, and
  * notify(CONN_SETTLED, arg) when one closes or goes idle otherwise.  header_timeout: seconds from
  * accept, or from the first byte of a keep-alive request, to the complete request.  idle_timeout:
  * evhttp's timeout (set with evhttp_set_timeout), which each connection
@@ -70,11 +108,11 @@ enum conn_news {
  * the worker's flag (worker/env.h), read, never written, here.  -1 on
  * failure.
  */
-int conn_init(struct event_base *base, int cap, int header_timeout, int idle_timeout,
-              int send_timeout, const int *draining, void (*notify)(enum conn_news news, void *arg),
-              void *arg);
+int conn_init(struct conn_set *s, struct event_base *base, int cap, int header_timeout,
+              int idle_timeout, int send_timeout, const int *draining,
+              void (*notify)(enum conn_news news, void *arg), void *arg);
 /* After evhttp_free(): frees what is left. */
-void conn_shutdown(void);
+void conn_shutdown(struct conn_set *s);
 
 /*
  * max_header_size, enforced here (see reqhead.h): a request whose header
@@ -83,18 +121,18 @@ void conn_shutdown(void);
  * else http_dispatch answers it (conn_header_too_large).  evhttp's own
  * limit must be set above max.
  */
-void conn_set_max_header(size_t max, struct evbuffer *reply);
+void conn_set_max_header(struct conn_set *s, size_t max, struct evbuffer *reply);
 /*
  * The raw HTTP response (owned from here on) sent for a request whose
  * framing reqhead refuses (see reqhead.h): evhttp reads none of that
  * request, the reply goes out with "Connection: close", and the
  * connection closes (lingering) without reading another request from it.
  */
-void conn_set_fault_reply(enum reqhead_fault f, struct evbuffer *reply);
+void conn_set_fault_reply(struct conn_set *s, enum reqhead_fault f, struct evbuffer *reply);
 /* Is the request just dispatched one whose header was over the limit? */
 int conn_header_too_large(const struct conn *c);
 
-/* For evhttp_set_bevcb(). */
+/* For evhttp_set_bevcb(), with the worker's struct conn_set as arg. */
 struct bufferevent *conn_bevcb(struct event_base *base, void *arg);
 
 /*
@@ -103,7 +141,7 @@ struct bufferevent *conn_bevcb(struct event_base *base, void *arg);
  * callback or its reply.  NULL for a connection this module does not
  * track (the calls then do nothing, or answer 0).
  */
-struct conn *conn_find(struct evhttp_connection *evcon);
+struct conn *conn_find(const struct conn_set *s, struct evhttp_connection *evcon);
 
 /*
  * The request layer: a request of this connection was dispatched; hangup
@@ -113,15 +151,15 @@ void conn_request_begin(struct conn *c, void (*hangup)(void *), void *arg);
 /* Replaces the hang-up callback of the request in progress (NULL: none). */
 void conn_set_hangup(struct conn *c, void (*hangup)(void *), void *arg);
 /* The reply is written: the connection is idle (kept alive) or closes. */
-void conn_request_end(struct evhttp_connection *evcon);
+void conn_request_end(struct conn_set *s, struct evhttp_connection *evcon);
 
 /* Draining: close the idle connections now, the others after their request. */
-void conn_drain(void);
+void conn_drain(struct conn_set *s);
 
 /* Connections open, those with a request under way (not idle), those lingering. */
-int conn_count(void);
-int conn_active(void);
-int conn_lingering(void);
+int conn_count(const struct conn_set *s);
+int conn_active(const struct conn_set *s);
+int conn_lingering(const struct conn_set *s);
 
 /*
  * Has the client of a request under way closed its side (or reset)?
@@ -136,7 +174,7 @@ int conn_peer_closed(const struct conn *c);
  * reply: the hang-up callback runs, evhttp frees the request.  Never from
  * inside one of evhttp's callbacks.
  */
-void conn_abort(struct evhttp_connection *evcon);
+void conn_abort(struct conn_set *s, struct evhttp_connection *evcon);
 
 /*
  * Was the connection shut down here (its request not complete by the

@@ -1,7 +1,8 @@
 /*
  * env: what the request layer (http.c) and the handlers are given of
- * their worker, in one struct passed as evhttp's callback argument and
- * reached from every request as c->env.  A handler takes its pool, its
+ * their worker, in one struct handed to http_init() (the status listener
+ * gets it as its evhttp callback's argument) and reached from every
+ * request as c->env.  A handler takes its pool, its
  * hashing threads, its cache and its scratch buffer from here, never from
  * the module that owns the loop (worker.c), which fills this in after the
  * fork and keeps it for the worker's life.
@@ -13,6 +14,8 @@
 #ifndef CONDUITD_ENV_H
 #define CONDUITD_ENV_H
 
+#include <stddef.h>
+
 struct access_log;
 struct bcrypt_pool;
 struct cache;
@@ -23,6 +26,7 @@ struct db_pool;
 struct evbuffer;
 struct replica;
 struct event_base;
+struct route;
 struct scoreboard;
 struct worker_slot;
 
@@ -38,6 +42,13 @@ struct env {
     struct cache_fills *fills; /* the cache's statements in flight; NULL with cache = off */
     struct access_log *access; /* NULL with access_log = off */
     struct evbuffer *scratch;
+    /*
+     * The route table (worker/routes.h): the request layer dispatches on
+     * it, /metrics names its series after it.  worker.c puts it here, so
+     * that nothing below the handlers includes them.
+     */
+    const struct route *routes;
+    size_t nroutes;
     struct worker_slot *slot;    /* this worker's scoreboard slot: its counters */
     const struct scoreboard *sb; /* every slot, for /metrics and /status (worker/status.h) */
     int index;                   /* the worker's number, as /healthz reports it */

@@ -1,5 +1,7 @@
 /*
  * http: dispatch, replies and the accounting around them.  See http.h.
+ * Every function is given the worker's struct http_state, or a request
+ * that names it (c->http).
  */
 #include "config.h"
 
@@ -58,19 +60,6 @@ on_close(void *arg)
     c->link = NULL;
 }
 
-static struct http_ctx *live; /* every ctx not yet answered */
-
-/*
- * The request layer's accounting, one set per process (a worker has one
- * loop): what a drain waits for, and the responses max_requests counts.
- */
-static int64_t in_flight;
-static int64_t sending;            /* replies handed to evhttp, not yet fully written */
-static const struct route *routes; /* the worker's table (http_init) */
-static size_t nroutes;
-static http_gate gate;  /* run before every route's handler (http_init) */
-static size_t ext_size; /* the upper layer's part of a request (http_ext) */
-
 /* The ctx rounded up so that what follows it is aligned for anything. */
 #define CTX_SIZE                                                                                   \
     ((sizeof(struct http_ctx) + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) *               \
@@ -81,68 +70,65 @@ http_ext(const struct http_ctx *c)
 {
     return (char *)c + CTX_SIZE;
 }
-static uint64_t max_requests;
-static int recycle_asked;
-static void (*on_settled)(void *);
-static void *settled_arg;
 
 void
-http_init(const struct route *table, size_t n, http_gate g, size_t ext, uint64_t max,
-          void (*settled)(void *arg), void *arg)
+http_init(struct http_state *h, const struct env *env, struct conn_set *conns, http_gate gate,
+          size_t ext_size, uint64_t max_requests, void (*settled)(void *arg), void *arg)
 {
-    routes = table;
-    nroutes = n;
-    gate = g;
-    ext_size = ext;
-    max_requests = max;
-    on_settled = settled;
-    settled_arg = arg;
+    *h = (struct http_state){.env = env,
+                             .conns = conns,
+                             .gate = gate,
+                             .ext_size = ext_size,
+                             .max_requests = max_requests,
+                             .settled = settled,
+                             .settled_arg = arg};
 }
 
 int64_t
-http_in_flight(void)
+http_in_flight(const struct http_state *h)
 {
-    return in_flight;
+    return h->in_flight;
 }
 
 int64_t
-http_sending(void)
+http_sending(const struct http_state *h)
 {
-    return sending;
+    return h->sending;
 }
 
 static void
-settled(void)
+tell_settled(const struct http_state *h)
 {
-    if (on_settled)
-        on_settled(settled_arg);
+    if (h->settled)
+        h->settled(h->settled_arg);
 }
 
 static void
-count_in_flight(const struct env *e, int delta)
+count_in_flight(struct http_state *h, int delta)
 {
-    in_flight += delta;
-    atomic_store_explicit(&e->slot->in_flight, in_flight, memory_order_relaxed);
+    h->in_flight += delta;
+    atomic_store_explicit(&h->env->slot->in_flight, h->in_flight, memory_order_relaxed);
 }
 
 /* A response sent: the worker's counts, and the instance's metrics (worker/metrics.h). */
 static void
 count_response(const struct http_ctx *c, int status, int64_t us)
 {
+    struct http_state *h = c->http;
     const struct env *e = c->env;
     uint64_t n = atomic_fetch_add_explicit(&e->slot->requests, 1, memory_order_relaxed) + 1;
 
     if (status >= 500)
         atomic_fetch_add_explicit(&e->slot->errors, 1, memory_order_relaxed);
-    metrics_count_response(e->slot, c->match.route ? (int)(c->match.route - routes) : -1, status,
+    metrics_count_response(e->slot, c->match.route ? (int)(c->match.route - e->routes) : -1, status,
                            us);
     /*
      * max_requests, as gunicorn's: the master starts a replacement and,
      * once it is ready, retires this worker as a reload would (no request
      * lost).  This worker serves on meanwhile.
      */
-    if (max_requests && n >= max_requests && !recycle_asked) {
-        recycle_asked = 1;
+    if (h->max_requests && n >= h->max_requests && !h->recycle_asked) {
+        h->recycle_asked = 1;
         atomic_store(&e->slot->recycle, 1);
         log_info("served %llu responses (max_requests): asking to be replaced",
                  (unsigned long long)n);
@@ -163,12 +149,12 @@ http_now_us(void)
 static void
 ctx_free(struct http_ctx *c)
 {
-    const struct env *e = c->env;
+    struct http_state *h = c->http;
 
     if (c->prev)
         c->prev->next = c->next;
     else
-        live = c->next;
+        h->live = c->next;
     if (c->next)
         c->next->prev = c->prev;
 
@@ -177,8 +163,8 @@ ctx_free(struct http_ctx *c)
     if (c->query_parsed)
         evhttp_clear_headers(&c->query);
     free(c);
-    count_in_flight(e, -1);
-    settled();
+    count_in_flight(h, -1);
+    tell_settled(h);
 }
 
 /*
@@ -212,28 +198,30 @@ cors_begin(struct http_ctx *c, const char *list)
 void
 http_dispatch(struct evhttp_request *req, void *arg)
 {
-    const struct env *e = arg;
+    struct http_state *h = arg;
+    const struct env *e = h->env;
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
     struct http_ctx *c;
     enum router_result r;
 
-    c = calloc(1, CTX_SIZE + ext_size);
+    c = calloc(1, CTX_SIZE + h->ext_size);
     if (!c) {
         evhttp_send_error(req, 503, "out of memory");
         return;
     }
-    c->next = live;
-    if (live)
-        live->prev = c;
-    live = c;
+    c->next = h->live;
+    if (h->live)
+        h->live->prev = c;
+    h->live = c;
     c->req = req;
     c->env = e;
+    c->http = h;
     c->conn = evhttp_request_get_connection(req);
     c->method = method_of(evhttp_request_get_command(req));
     c->start_us = http_now_us();
-    count_in_flight(e, 1);
-    c->link = conn_find(c->conn);
+    count_in_flight(h, 1);
+    c->link = conn_find(h->conns, c->conn);
     conn_request_begin(c->link, on_close, c);
     if (conn_is_cut(c->link)) {
         /* Its reply cannot reach the client: a write must not be run. */
@@ -250,10 +238,10 @@ http_dispatch(struct evhttp_request *req, void *arg)
     if (cors_begin(c, e->cfg->cors_origin))
         return;
 
-    r = router_match(routes, nroutes, c->method, path && *path ? path : "/", &c->match);
+    r = router_match(e->routes, e->nroutes, c->method, path && *path ? path : "/", &c->match);
     switch (r) {
     case ROUTER_MATCH:
-        if (gate && gate(c) < 0)
+        if (h->gate && h->gate(c) < 0)
             return;
         ((http_handler)c->match.route->handler)(c);
         return;
@@ -269,33 +257,34 @@ http_dispatch(struct evhttp_request *req, void *arg)
     }
 }
 
-/* The reply is fully written; the connection may now idle or close. */
+/* The reply is fully written; the connection may now idle or close.  arg: the http_state. */
 static void
 on_sent(struct evhttp_request *req, void *arg)
 {
+    struct http_state *h = arg;
     struct evhttp_connection *conn = evhttp_request_get_connection(req);
 
-    (void)arg;
     if (conn)
-        conn_request_end(conn);
-    sending--;
-    settled();
+        conn_request_end(h->conns, conn);
+    h->sending--;
+    tell_settled(h);
 }
 
-/* The connection died before the reply was written. */
+/* The connection died before the reply was written.  arg: the http_state. */
 static void
 on_send_aborted(void *arg)
 {
-    (void)arg;
-    sending--;
-    settled();
+    struct http_state *h = arg;
+
+    h->sending--;
+    tell_settled(h);
 }
 
 void
-http_abort_all(void)
+http_abort_all(struct http_state *h)
 {
-    while (live) {
-        struct http_ctx *c = live;
+    while (h->live) {
+        struct http_ctx *c = h->live;
         if (c->req)
             conn_set_hangup(c->link, NULL, NULL);
         c->req = NULL;
@@ -315,9 +304,9 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
          * it only ends the write.  on_sent runs first when the write
          * completes, and clears the callback before evhttp frees anything.
          */
-        conn_set_hangup(c->link, on_send_aborted, NULL);
-        evhttp_request_set_on_complete_cb(c->req, on_sent, NULL);
-        sending++;
+        conn_set_hangup(c->link, on_send_aborted, c->http);
+        evhttp_request_set_on_complete_cb(c->req, on_sent, c->http);
+        c->http->sending++;
         if (status != 204)
             evhttp_add_header(h, "Content-Type", "application/json; charset=utf-8");
         if (c->cors_allow) {
@@ -362,7 +351,7 @@ http_abandon(struct http_ctx *c)
         c->req = NULL;
         c->conn = NULL;
         c->link = NULL;
-        conn_abort(conn); /* its hang-up callback finds c->req NULL already */
+        conn_abort(c->http->conns, conn); /* its hang-up callback finds c->req NULL already */
     }
     ctx_free(c);
 }

@@ -13,6 +13,12 @@
  * evhttp request again (libevent frees it with the connection; answering
  * it anyway is the double free of libevent issue 997).  The reply then only
  * frees the ctx.
+ *
+ * The layer's own state (the requests alive, the counts a drain waits
+ * for, the hooks of the layer above) is one struct http_state, the
+ * worker's (worker.c holds it): handed to http_init(), then to evhttp as
+ * http_dispatch()'s argument, and named by every request (c->http).
+ * Nothing here is kept at file scope.
  */
 #ifndef CONDUITD_HTTP_H
 #define CONDUITD_HTTP_H
@@ -31,18 +37,21 @@ struct evbuffer;
 struct evhttp_request;
 struct evhttp_connection;
 struct conn;
+struct conn_set;
 struct env;
+struct http_state;
 struct idem;
 
 struct http_ctx {
     struct http_ctx *prev, *next; /* every live ctx, for http_abort_all() */
     struct evhttp_request *req;   /* NULL once the client is gone */
     struct evhttp_connection *conn;
-    struct conn *link;     /* conn.c's record of conn: one lookup a request, not one a call */
-    const struct env *env; /* the worker's services (worker/env.h) */
-    int method;            /* enum router_method */
-    int64_t start_us;      /* when the request was dispatched, for the access log */
-    int64_t db_us;         /* time its handler waited for the database, in all (the log's) */
+    struct conn *link;       /* conn.c's record of conn: one lookup a request, not one a call */
+    const struct env *env;   /* the worker's services (worker/env.h) */
+    struct http_state *http; /* the layer's, which counts the request (http.c's alone) */
+    int method;              /* enum router_method */
+    int64_t start_us;        /* when the request was dispatched, for the access log */
+    int64_t db_us;           /* time its handler waited for the database, in all (the log's) */
     struct router_match match;
     struct evkeyvalq query; /* parsed on first http_query() */
     int query_parsed;
@@ -72,34 +81,54 @@ typedef void (*http_handler)(struct http_ctx *c);
 typedef int (*http_gate)(struct http_ctx *c);
 
 /*
+ * The request layer of a worker.  Declared here so that the worker can
+ * hold one (one per worker, no allocation); its fields are this module's,
+ * read through the calls below.
+ */
+struct http_state {
+    const struct env *env;  /* the worker's services, given to every request */
+    struct conn_set *conns; /* conn.c's records of the connections */
+    http_gate gate;         /* run before every route's handler */
+    size_t ext_size;        /* the upper layer's part of a request (http_ext) */
+    uint64_t max_requests;  /* responses before asking to be replaced; 0: never */
+    int recycle_asked;
+    void (*settled)(void *arg);
+    void *settled_arg;
+    struct http_ctx *live; /* every ctx not yet answered */
+    int64_t in_flight;     /* requests dispatched, not yet freed */
+    int64_t sending;       /* replies handed to evhttp, not yet fully written */
+};
+
+/*
  * A worker exiting with requests still in flight (its graceful timeout ran
  * out) frees their state without answering; evhttp_free() then closes the
  * connections.
  */
-void http_abort_all(void);
+void http_abort_all(struct http_state *h);
 
 /* Microseconds on CLOCK_MONOTONIC: request and database times. */
 int64_t http_now_us(void);
 
 /*
- * Before the first request: table (n entries) is the route table
- * dispatched on (the worker's: this layer knows no handler), gate what
- * runs before each handler (NULL: nothing), ext_size the bytes of the
- * upper layer's part of each request (http_ext()).  settled(arg)
- * is called whenever a request is
- * freed or a reply is fully written (or its connection died), so that a
- * draining worker can tell it is done; max_requests (0: never) is the
- * count of responses after which the worker asks the master, through its
- * scoreboard slot, to be replaced (gunicorn's max_requests).
+ * Before the first request, h is filled in: env is the worker's, given to
+ * every request, whose route table (env->routes) is dispatched on (this
+ * layer knows no handler); conns its connections (worker/conn.h); gate
+ * what runs before each handler (NULL: nothing); ext_size the bytes of
+ * the upper layer's part of each request (http_ext()).  settled(arg) is
+ * called whenever a request is freed or a reply is fully written (or its
+ * connection died), so that a draining worker can tell it is done;
+ * max_requests (0: never) is the count of responses after which the
+ * worker asks the master, through its scoreboard slot, to be replaced
+ * (gunicorn's max_requests).
  */
-void http_init(const struct route *table, size_t n, http_gate gate, size_t ext_size,
-               uint64_t max_requests, void (*settled)(void *arg), void *arg);
+void http_init(struct http_state *h, const struct env *env, struct conn_set *conns, http_gate gate,
+               size_t ext_size, uint64_t max_requests, void (*settled)(void *arg), void *arg);
 
 /* Requests dispatched and not yet freed; replies handed to evhttp, not yet written. */
-int64_t http_in_flight(void);
-int64_t http_sending(void);
+int64_t http_in_flight(const struct http_state *h);
+int64_t http_sending(const struct http_state *h);
 
-/* The evhttp generic callback (arg: the struct env): routes and calls the handler. */
+/* The evhttp generic callback (arg: the struct http_state): routes and calls the handler. */
 void http_dispatch(struct evhttp_request *req, void *arg);
 
 /* Sends status with body (moved out of it; may be NULL) as JSON; frees c. */

@@ -56,16 +56,10 @@ const char *const metrics_cache_kind[SB_CACHE_KINDS] = {
 const char *const metrics_cache_result[SB_CACHE_RESULTS] = {
     [SB_CACHE_HIT] = "hit", [SB_CACHE_STALE] = "stale", [SB_CACHE_ABSENT] = "absent"};
 
-/* The route table, for the labels: handed over by the worker at start. */
-static const struct route *routes;
-static size_t nroutes;
-
 int
-metrics_init(const struct route *table, size_t n)
+metrics_routes_fit(size_t nroutes)
 {
-    routes = table;
-    nroutes = n;
-    return n <= SCOREBOARD_ROUTE_OTHER ? 0 : -1;
+    return nroutes <= SCOREBOARD_ROUTE_OTHER ? 0 : -1;
 }
 
 void
@@ -169,7 +163,8 @@ method_name(int m)
  * 3xx, which the API never sends, only once counted.
  */
 static void
-write_requests(struct evbuffer *b, const struct scoreboard_counters *t)
+write_requests(struct evbuffer *b, const struct scoreboard_counters *t, const struct route *routes,
+               size_t nroutes)
 {
     header(b, "conduitd_http_requests_total", "counter",
            "Responses sent, by route (the route table's pattern; unmatched: 404, 405, "
@@ -400,14 +395,15 @@ write_workers(struct evbuffer *b, const struct scoreboard *sb, const struct live
 }
 
 void
-metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb)
+metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb,
+                         const struct route *routes, size_t nroutes)
 {
     struct scoreboard_counters t;
     struct live l;
 
     scoreboard_sum(sb, &t);
     sum_live(sb, &l);
-    write_requests(b, &t);
+    write_requests(b, &t, routes, nroutes);
     write_latency(b, &t);
     one(b, "conduitd_http_requests_in_flight", "gauge",
         "Requests received and not yet answered, in every worker.", l.in_flight);

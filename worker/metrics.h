@@ -30,21 +30,25 @@ extern const char *const metrics_cache_kind[];
 extern const char *const metrics_cache_result[];
 
 /*
- * The route table whose patterns label the requests (the worker's, handed
- * over at start: this layer knows no handler).  -1 when it has more
- * entries than the scoreboard has rows (a build error).
+ * Does a route table of nroutes entries fit the scoreboard's rows?  -1
+ * when it has more (a build error), 0 otherwise.
  */
-int metrics_init(const struct route *table, size_t n);
+int metrics_routes_fit(size_t nroutes);
 
 /*
- * One response sent: route is the index of its entry in the route table
- * given to metrics_init(), or -1 for a request that matched none; us is its
- * time from dispatch to reply, the figure the access log writes too.
+ * One response sent: route is the index of its entry in the worker's
+ * route table (worker/env.h), or -1 for a request that matched none; us is
+ * its time from dispatch to reply, the figure the access log writes too.
  */
 void metrics_count_response(struct worker_slot *s, int route, int status, int64_t us);
 
-/* The Prometheus text exposition of the instance, appended to b. */
-void metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb);
+/*
+ * The Prometheus text exposition of the instance, appended to b; the
+ * route table (n entries, the worker's: this layer knows no handler)
+ * labels the requests with its patterns.
+ */
+void metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb,
+                              const struct route *routes, size_t n);
 
 /* The instance as one JSON object; with full, every live worker too (PHP-FPM's ?full). */
 void metrics_write_status(struct evbuffer *b, const struct scoreboard *sb, int full);

@@ -1,5 +1,12 @@
 /*
  * worker: the event loop of one worker process.  See worker.h.
+ *
+ * The worker's state is one struct worker: the services its requests get
+ * (struct env), the request layer's (struct http_state, worker/http.h),
+ * the connections' (struct conn_set, worker/conn.h) and the loop's own.
+ * worker_main() holds it for the process's life and hands it, or the part
+ * each needs, to every module and callback; only the accept error
+ * callbacks, which cannot be given it, find it at file scope (the_worker).
  */
 #include "config.h"
 
@@ -49,7 +56,9 @@
 #define HEADER_BACKSTOP 65536  /* evhttp's header limit, above max_header_size */
 
 struct worker {
-    struct env env; /* the base, the configuration, the services: what requests get */
+    struct env env;             /* the base, the configuration, the services: what requests get */
+    struct http_state requests; /* the request layer: what is in flight, being written */
+    struct conn_set conns;      /* the client connections: their phases, cap and limits */
     struct evhttp *http;
     int nbound;
     struct evhttp_bound_socket *bound[CONFIG_MAX_LISTEN];
@@ -105,8 +114,14 @@ loop_new(void)
     return base;
 }
 
-/* One per process; file scope so that callbacks with foreign args find it. */
-static struct worker the_worker;
+/*
+ * The process's worker (worker_main's), for the two callbacks that cannot
+ * be handed it: evconnlistener gives its error callback the listener's
+ * argument, which evhttp_bind_listener took for its own accept callback
+ * (the evhttp, which carries no argument of ours).  Every other callback
+ * is given the worker, or its part, as its argument.
+ */
+static struct worker *the_worker;
 
 /*
  * A draining worker exits once nothing is in flight, every reply is
@@ -129,8 +144,8 @@ listening(const struct worker *w)
 static void
 exit_if_drained(struct worker *w)
 {
-    if (w->env.draining && http_in_flight() == 0 && http_sending() == 0 && conn_active() == 0 &&
-        conn_lingering() == 0 && !listening(w))
+    if (w->env.draining && http_in_flight(&w->requests) == 0 && http_sending(&w->requests) == 0 &&
+        conn_active(&w->conns) == 0 && conn_lingering(&w->conns) == 0 && !listening(w))
         event_base_loopexit(w->env.base, NULL);
 }
 
@@ -227,7 +242,7 @@ on_accept_retry(evutil_socket_t fd, short what, void *arg)
 static void
 on_status_accept_error(struct evconnlistener *l, void *arg)
 {
-    struct worker *w = &the_worker;
+    struct worker *w = the_worker; /* arg is evhttp's (see the_worker) */
     struct timeval tv = {0, ACCEPT_RETRY_MS * 1000};
 
     (void)arg;
@@ -244,8 +259,7 @@ on_status_accept_error(struct evconnlistener *l, void *arg)
 static void
 on_accept_error(struct evconnlistener *l, void *arg)
 {
-    /* arg is evhttp's (bind_listener took the callback); there is one worker. */
-    struct worker *w = &the_worker;
+    struct worker *w = the_worker; /* arg is evhttp's (see the_worker) */
     int err = EVUTIL_SOCKET_ERROR();
     struct timeval tv = {0, ACCEPT_RETRY_MS * 1000};
 
@@ -318,7 +332,7 @@ on_drain_deadline(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     log_warning("graceful timeout: exiting with %lld request(s) still in flight",
-                (long long)http_in_flight());
+                (long long)http_in_flight(&w->requests));
     event_base_loopbreak(w->env.base);
 }
 
@@ -428,9 +442,9 @@ drain(struct worker *w)
     stop_status(w);
     atomic_store(&w->env.slot->state, SLOT_DRAINING);
     event_active(w->accept_close, EV_TIMEOUT, 0);
-    conn_drain();
+    conn_drain(&w->conns);
     log_info("draining: %lld request(s) in flight, %d connection(s) open",
-             (long long)http_in_flight(), conn_count());
+             (long long)http_in_flight(&w->requests), conn_count(&w->conns));
     event_add(w->drain_deadline, &tv);
     exit_if_drained(w);
 }
@@ -548,10 +562,11 @@ setup_http(struct worker *w, struct listener_set *ls)
     struct evbuffer *reject;
 
     w->http = evhttp_new(w->env.base);
-    if (!w->http || conn_init(w->env.base, connection_cap(c), c->header_timeout, c->idle_timeout,
-                              c->send_timeout, &w->env.draining, on_conn_event, w) < 0)
+    if (!w->http ||
+        conn_init(&w->conns, w->env.base, connection_cap(c), c->header_timeout, c->idle_timeout,
+                  c->send_timeout, &w->env.draining, on_conn_event, w) < 0)
         return -1;
-    evhttp_set_bevcb(w->http, conn_bevcb, NULL);
+    evhttp_set_bevcb(w->http, conn_bevcb, &w->conns);
     evhttp_set_max_body_size(w->http, c->max_body_size);
     /*
      * max_header_size is counted in conn.c, which answers in JSON; evhttp's
@@ -561,12 +576,12 @@ setup_http(struct worker *w, struct listener_set *ls)
     reject = http_header_too_large_reply();
     if (!reject)
         return -1;
-    conn_set_max_header((size_t)c->max_header_size, reject);
+    conn_set_max_header(&w->conns, (size_t)c->max_header_size, reject);
     for (int f = REQHEAD_FAULT_NONE + 1; f < REQHEAD_NFAULTS; f++) {
         reject = http_raw_error_reply(reqhead_fault_status(f), reqhead_fault_str(f));
         if (!reject)
             return -1;
-        conn_set_fault_reply(f, reject);
+        conn_set_fault_reply(&w->conns, f, reject);
     }
     evhttp_set_max_headers_size(w->http, (size_t)c->max_header_size + HEADER_BACKSTOP);
     evhttp_set_timeout(w->http, c->idle_timeout);
@@ -574,9 +589,9 @@ setup_http(struct worker *w, struct listener_set *ls)
     evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                             EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
                                             EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-    http_init(routes, nroutes, api_gate, sizeof(struct api_req), request_limit(c), on_http_settled,
-              w);
-    evhttp_set_gencb(w->http, http_dispatch, &w->env);
+    http_init(&w->requests, &w->env, &w->conns, api_gate, sizeof(struct api_req), request_limit(c),
+              on_http_settled, w);
+    evhttp_set_gencb(w->http, http_dispatch, &w->requests);
 
     for (int i = 0; i < ls->n; i++) {
         struct listener *l = &ls->l[i];
@@ -615,7 +630,7 @@ setup_http(struct worker *w, struct listener_set *ls)
 static int
 setup_status(struct worker *w, const struct listener *l)
 {
-    if (metrics_init(routes, nroutes) < 0)
+    if (metrics_routes_fit(w->env.nroutes) < 0)
         fatal("the route table has more entries than the scoreboard has rows");
     if (!l)
         return 0;
@@ -818,7 +833,7 @@ teardown(struct worker *w)
      */
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, NULL);
-    http_abort_all(); /* before the pools: a ctx's state may hold their jobs */
+    http_abort_all(&w->requests); /* before the pools: a ctx's state may hold their jobs */
     bcrypt_pool_free(w->env.bcrypt);
     cache_sync_free(w->env.sync);
     cache_free(w->env.cache);
@@ -832,7 +847,7 @@ teardown(struct worker *w)
     if (w->status_http)
         evhttp_free(w->status_http);
     access_log_close(w->env.access); /* writes what is buffered */
-    conn_shutdown();
+    conn_shutdown(&w->conns);
     for (size_t i = 0; i < sizeof(w->signals) / sizeof(w->signals[0]); i++)
         if (w->signals[i])
             event_free(w->signals[i]);
@@ -859,7 +874,8 @@ teardown(struct worker *w)
 void
 worker_main(const struct worker_args *a)
 {
-    struct worker *w = &the_worker;
+    struct worker worker = {0}; /* never returns: lives as long as the process */
+    struct worker *w = &worker;
     struct timeval hb = {0, HEARTBEAT_MS * 1000};
     char role[32];
     int status = 0;
@@ -868,9 +884,12 @@ worker_main(const struct worker_args *a)
     log_set_role(role);
     proctitle_set("conduitd: worker %d", a->index);
 
+    the_worker = w;
     w->master_pid = a->master_pid;
     watch_master(w);
     w->env.cfg = a->cfg;
+    w->env.routes = routes;
+    w->env.nroutes = nroutes;
     w->env.index = a->index;
     w->env.slot = &a->sb->slots[a->slot];
     w->env.sb = a->sb;
