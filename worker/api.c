@@ -208,9 +208,15 @@ api_cache_stale(struct http_ctx *c, const char *key, struct cache_stale *s)
     if (!e->fills || !cache_stale_on(e->cache) || !cache_fill_pending(e->fills, key) ||
         !db_pool_backlogged(e->db))
         return 0;
+    /* A route that reads no token (the tag list) still knows its writer. */
+    if (!user && c->match.route->auth == AUTH_NONE)
+        user = auth_caller_quiet(c);
     s->now_ns = lastwrite_now_ns();
-    /* Without the table of writers nobody signed in is known not to have written. */
-    s->writer_ns = !user ? 0 : e->writes ? lastwrite_get(e->writes, user) : INT64_MAX;
+    /*
+     * Without the table of writers, or with a token that names nobody
+     * valid, the caller is not known not to have written: nothing stale.
+     */
+    s->writer_ns = !user ? 0 : user > 0 && e->writes ? lastwrite_get(e->writes, user) : INT64_MAX;
     s->taken = 0;
     return 1;
 }

@@ -422,7 +422,7 @@ fresh(struct cache *c, struct entry *e)
 
 /* May e, stale, still be answered at now (within the bound)? */
 static int
-within_bound(const struct cache *c, const struct entry *e, int64_t now)
+within_bound(const struct cache *c, struct entry *e, int64_t now)
 {
     return c->stale_max_ns && now - e->fresh_ns <= c->stale_max_ns && may_go_stale(entry_key(e));
 }
