@@ -8,7 +8,10 @@
 #   - a reader other than the writer (signed in, and anonymous) is
 #     answered the tag list and the global list from before the change,
 #     at once (under a second, while the lock holds for seconds more);
-#   - the writer waits, and reads its own write (the new tag, its article);
+#   - the writer waits, and reads its own write (the new tag, its article),
+#     on GET /api/tags too, which reads no token (it is looked at quietly:
+#     before, the writer was taken for anonymous there and answered
+#     stale); a token that names nobody valid is not given stale either;
 #   - readers keep coming every 200 ms while the lock holds: no answer is
 #     ever the old value once BOUND_MS has passed since the write was
 #     answered (the bound runs from the moment the value was last known
@@ -103,6 +106,7 @@ get anon_tags /api/tags
 get reader_list /api/articles "$RTOK"
 get writer_tags /api/tags "$WTOK"
 get writer_list /api/articles "$WTOK"
+get badtok_tags /api/tags "not.a.token" # GET /api/tags ignores it, but it may be a writer's
 # Readers every 200 ms while the lock holds, across the bound.
 i=0
 while [ $(($(ms_now) - LOCKED)) -lt $((LOCK_S * 1000 - 500)) ]; do
@@ -126,6 +130,8 @@ is "writer_tags: the writer reads its new tag" "$(tags_of writer_tags)" "$NEW_TA
 check "writer_tags: after waiting for the refresh ($(secs writer_tags) s)" \
     fcmp "$(secs writer_tags)" ">" 2
 is "writer_list: the writer reads its new article" "$(count_of writer_list)" "$((OLD_COUNT + 1))"
+is "a token that names nobody valid gets no stale tag list" "$(code badtok_tags) $(tags_of badtok_tags)" \
+    "200 $NEW_TAGS"
 is "the filler got the new tag list" "$(tags_of filler)" "$NEW_TAGS"
 
 stale=0 late=0 late_bad=0 early_stale=0
