@@ -354,6 +354,18 @@ const struct config_key config_keys[] = {
         .argname = "N",
     },
     {
+        .name = "cache_stale_max",
+        .type = CONFIG_MS,
+        .offset = OFF(cache_stale_max),
+        .min = 0,
+        .max = 60000,
+        .defval = "1s",
+        .flags = CONFIG_RELOADABLE,
+        .help = "while the database is backed up, a cached value being refreshed may be answered "
+                "this long after it changed, never to its writer (0: never stale)",
+        .argname = "DURATION",
+    },
+    {
         .name = "cache_sync",
         .type = CONFIG_BOOL,
         .offset = OFF(cache_sync),

@@ -60,6 +60,7 @@ struct config {
     int cache_size;
     int cache_memory; /* megabytes */
     int cache_min_uses;
+    int cache_stale_max; /* milliseconds; 0: never stale */
     int cache_sync;
 
     char *jwt_secret;

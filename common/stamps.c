@@ -5,6 +5,23 @@
 
 #include "common/stamps.h"
 
+#include <time.h>
+
+uint64_t
+stamps_tick(struct stamps *s)
+{
+    struct timespec ts;
+    uint64_t now, cur, v;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    cur = atomic_load(&s->clock);
+    do
+        v = now > cur ? now : cur + 1; /* strictly rising, whoever ticked last */
+    while (!atomic_compare_exchange_weak(&s->clock, &cur, v));
+    return v;
+}
+
 uint64_t
 stamps_bump(struct stamps *s, uint64_t h)
 {

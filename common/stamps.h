@@ -12,16 +12,26 @@
  * The order that makes it exact:
  *   - a writer bumps the keys its write changed after PostgreSQL said it
  *     committed and before it sends its answer (stamps_bump());
- *   - a reader takes stamps_now() before it sends the query whose answer
- *     it will cache, and keeps that epoch with the entry;
+ *   - a reader takes a tick (stamps_tick()) before it sends the query
+ *     whose answer it will cache, and keeps that epoch with the entry;
  *   - an entry is served only while every slot it depends on is at or
  *     below its epoch.
- * A read whose epoch is at or past a writer's bump was sent after that
- * write had committed, so it saw it; every older entry is refused from the
+ * A read whose epoch is past a writer's bump was sent after that write
+ * had committed, so it saw it; every older entry is refused from the
  * moment of the bump, before the writer's client has heard anything.
  *
- * Lock-free: C11 atomics, sequentially consistent (a bump is one
- * fetch-and-add and a compare-and-swap that only raises a slot).
+ * The clock counts CLOCK_MONOTONIC nanoseconds, one clock for every
+ * process of the host (common/lastwrite.h's), made strictly rising: a
+ * tick is the time now, or one more than the last tick when that is
+ * later (it runs ahead of the time only by the ticks taken within one
+ * nanosecond).  So an epoch is also the time of its read: an entry whose
+ * epoch is past the moment a user's write was answered (lastwrite_get())
+ * was read after that write committed, which is what a stale answer must
+ * know (docs/caching.md, "Stale answers").
+ *
+ * Lock-free: C11 atomics, sequentially consistent (a tick is a
+ * compare-and-swap that raises the clock, a bump one more that only
+ * raises a slot).
  */
 #ifndef CONDUITD_STAMPS_H
 #define CONDUITD_STAMPS_H
@@ -43,13 +53,6 @@ struct stamps {
     _Atomic uint64_t slot[STAMPS_SLOTS];
 };
 
-/* The clock now: the epoch of a read about to be sent. */
-static inline uint64_t
-stamps_now(struct stamps *s)
-{
-    return atomic_load(&s->clock);
-}
-
 /* The latest change of what hashes to h. */
 static inline uint64_t
 stamps_of(struct stamps *s, uint64_t h)
@@ -60,11 +63,11 @@ stamps_of(struct stamps *s, uint64_t h)
 /* Something that hashes to h changed: a new tick, stored unless a later one is there. */
 uint64_t stamps_bump(struct stamps *s, uint64_t h);
 
-/* A new tick, for a change of everything (a cache cleared). */
-static inline uint64_t
-stamps_tick(struct stamps *s)
-{
-    return atomic_fetch_add(&s->clock, 1) + 1;
-}
+/*
+ * A new tick: the epoch of a read about to be sent, or a change of
+ * everything (a cache cleared).  Later than every tick before it, so a
+ * bump after it is later than the read.
+ */
+uint64_t stamps_tick(struct stamps *s);
 
 #endif

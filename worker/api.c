@@ -15,7 +15,9 @@
 
 #include "worker/isotime.h"
 #include "worker/json_out.h"
+#include "common/lastwrite.h"
 #include "common/log.h"
+#include "common/scoreboard.h"
 #include "worker/auth.h"
 #include "worker/bcrypt_pool.h"
 #include "worker/cache.h"
@@ -96,9 +98,8 @@ api_no_caller(struct http_ctx *c)
 
 /*
  * Every query's result comes through here, to count its wait for the
- * access log, and, with standbys, to note a write before its answer goes
- * out (whatever the outcome: one that broke mid-statement may have
- * committed).
+ * access log, and to note a write before its answer goes out (whatever
+ * the outcome: one that broke mid-statement may have committed).
  */
 static void
 on_query_done(void *arg, enum db_status st, const PGresult *res)
@@ -117,8 +118,8 @@ on_query_done(void *arg, enum db_status st, const PGresult *res)
     }
     c->db_us += http_now_us() - api_req(c)->db_sent_us;
     api_req(c)->db_cb = NULL;
-    if (c->env->replica && !sql_queries[api_req(c)->db_q].read_only)
-        replica_wrote(c->env->replica, api_req(c)->user_id);
+    if (!sql_queries[api_req(c)->db_q].read_only)
+        api_wrote(c, api_req(c)->user_id);
     cb(c, st, res);
 }
 
@@ -162,8 +163,10 @@ api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db
 void
 api_wrote(struct http_ctx *c, int64_t user)
 {
-    if (c->env->replica)
-        replica_wrote(c->env->replica, user);
+    const struct env *e = c->env;
+
+    if (e->writes)
+        lastwrite_note(e->writes, user, lastwrite_now_ns(), e->writes_horizon_ns);
 }
 
 void
@@ -194,6 +197,36 @@ api_cache_wait(struct http_ctx *c, const char *key, struct cache_fill_waiter *w,
     default:
         return 0; /* no memory to share: fill for itself */
     }
+}
+
+int
+api_cache_stale(struct http_ctx *c, const char *key, struct cache_stale *s)
+{
+    const struct env *e = c->env;
+    int64_t user = api_req(c)->user_id;
+
+    if (!e->fills || !cache_stale_on(e->cache) || !cache_fill_pending(e->fills, key) ||
+        !db_pool_backlogged(e->db))
+        return 0;
+    /* A route that reads no token (the tag list) still knows its writer. */
+    if (!user && c->match.route->auth == AUTH_NONE)
+        user = auth_caller_quiet(c);
+    s->now_ns = lastwrite_now_ns();
+    /*
+     * Without the table of writers, or with a token that names nobody
+     * valid, the caller is not known not to have written: nothing stale.
+     */
+    s->writer_ns = !user ? 0 : user > 0 && e->writes ? lastwrite_get(e->writes, user) : INT64_MAX;
+    s->taken = 0;
+    return 1;
+}
+
+void
+api_cache_reply(struct http_ctx *c, const struct cache_stale *s, struct evbuffer *b)
+{
+    if (s && s->taken)
+        scoreboard_add(&c->env->slot->c.cache_stale_answers, 1);
+    http_reply(c, 200, b);
 }
 
 int

@@ -25,6 +25,7 @@
 struct cache;
 struct cache_fill;
 struct cache_fill_waiter;
+struct cache_stale;
 struct evbuffer;
 struct idem;
 
@@ -152,8 +153,27 @@ int api_cache_wait(struct http_ctx *c, const char *key, struct cache_fill_waiter
                    void (*resume)(void *c));
 
 /*
+ * Before waiting for another request's fill of key (api_cache_wait()):
+ * may this request be answered stale instead (docs/caching.md, "Stale
+ * answers")?  1, with *s made for cache_get_stale(), when stale answers
+ * are on, a fill of key is in flight and the database's queue is backed
+ * up; s then also knows the caller's last write, so that the caller is
+ * never given a value read before it.  0: look up fresh values only.
+ */
+int api_cache_stale(struct http_ctx *c, const char *key, struct cache_stale *s);
+
+/*
+ * 200 with b, an answer from the cache; made with s (NULL: fresh values
+ * only), counted as a stale answer when it took a stale value.
+ */
+void api_cache_reply(struct http_ctx *c, const struct cache_stale *s, struct evbuffer *b);
+
+/*
  * A write by user (a registration, whose caller was anonymous) was
- * answered: the caller's next reads wait for it (worker/replica.h).
+ * answered: noted in the instance's table of recent writers
+ * (common/lastwrite.h), so that the caller's next reads wait for it on
+ * the standbys (worker/replica.h) and are never answered stale from the
+ * cache.
  */
 void api_wrote(struct http_ctx *c, int64_t user);
 

@@ -263,6 +263,32 @@ list_close(struct evbuffer *b, int64_t count)
 }
 
 /*
+ * The page (or the article) answered from the cache; 0 when it misses
+ * something.  stale: values may be stale, as cache_get_stale() says
+ * (NULL: fresh only).
+ */
+static int
+read_cached(struct http_ctx *c, const struct cache_viewer *vp, struct cache_stale *stale)
+{
+    struct read_req *r = c->state;
+    struct cache *k = c->env->cache;
+    struct evbuffer *b = c->env->scratch;
+    int64_t count;
+
+    if (r->one) {
+        if (!cache_article_render(k, r->params[0], vp, b, stale))
+            return 0;
+    } else {
+        if (!cache_page_render(k, r->key, vp, b, &count, stale))
+            return 0;
+        evbuffer_prepend(b, "{\"articles\":[", 13);
+        list_close(b, count);
+    }
+    api_cache_reply(c, stale, b);
+    return 1;
+}
+
+/*
  * From the cache when it holds the page (or the article), its articles and
  * the viewer's sets; else from the statement, whose answer fills them.  A
  * signed-in viewer's sets come first, by one statement, when missing.
@@ -272,10 +298,11 @@ read_go(struct http_ctx *c)
 {
     struct read_req *r = c->state;
     struct cache *k = c->env->cache;
-    struct evbuffer *b = c->env->scratch;
     struct cache_viewer v, *vp = NULL;
+    struct cache_stale stale;
     int cached = cache_enabled(k);
-    int64_t count;
+    char akey[CACHE_KEY_MAX];
+    const char *key = fill_key(r, akey);
 
     if (cached && api_req(c)->user_id) {
         int got = cache_viewer_get(k, api_req(c)->user_id, &v);
@@ -291,19 +318,12 @@ read_go(struct http_ctx *c)
         else
             cached = 0; /* too many to keep, or refused twice: the statement answers */
     }
-    if (cached && r->one && cache_article_render(k, r->params[0], vp, b)) {
-        http_reply(c, 200, b);
+    if (cached && read_cached(c, vp, NULL))
         return;
-    }
-    if (cached && !r->one && cache_page_render(k, r->key, vp, b, &count)) {
-        evbuffer_prepend(b, "{\"articles\":[", 13);
-        list_close(b, count);
-        http_reply(c, 200, b);
+    /* Before waiting for another's fill: what that fill replaces, if it may answer. */
+    if (cached && key && api_cache_stale(c, key, &stale) && read_cached(c, vp, &stale))
         return;
-    }
     if (cached) {
-        char akey[CACHE_KEY_MAX];
-        const char *key = fill_key(r, akey);
         if (key && api_cache_wait(c, key, &r->wait, &r->waited, read_resume))
             return;
         api_cache_fill(c, k);

@@ -50,20 +50,27 @@ tags_resume(void *arg)
 
 /*
  * From the cache (the whole body is kept under "tags"), else from the
- * statement: sent by this request, or by another that it waits for.
+ * statement: sent by this request, or by another that it waits for,
+ * unless the one before the change may answer meanwhile (stale answers).
  */
 void
 api_tags_list(struct http_ctx *c)
 {
     struct cache *k = c->env->cache;
     struct tags_req *r = c->state;
-    const void *body;
-    size_t len;
+    struct cache_stale stale, *sp = NULL;
+    const void *body = NULL;
+    size_t len = 0;
 
-    if (k && (body = cache_get(k, CACHE_KEY_TAGS, &len))) {
+    if (k && !(body = cache_get(k, CACHE_KEY_TAGS, &len)) &&
+        api_cache_stale(c, CACHE_KEY_TAGS, &stale)) {
+        sp = &stale; /* before waiting for another's fill: what that fill replaces */
+        body = cache_get_stale(k, CACHE_KEY_TAGS, &len, sp);
+    }
+    if (body) {
         struct evbuffer *b = c->env->scratch;
         evbuffer_add(b, body, len);
-        http_reply(c, 200, b);
+        api_cache_reply(c, sp, b);
         return;
     }
     if (k && !r && !(r = api_state_new(c, sizeof(*r), free)))

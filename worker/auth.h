@@ -38,6 +38,15 @@ const char *auth_token_of(const char *header);
  */
 int auth_caller(struct http_ctx *c, enum auth_need need, int64_t *user);
 
+/*
+ * For a route that reads no token (AUTH_NONE) but must still know its
+ * caller quietly (worker/api.h, api_cache_stale(): the writer is never
+ * answered stale): the user a valid token names, 0 without an
+ * Authorization header, -1 when one is there but names nobody valid (a
+ * caller who cannot be told from a writer).  Answers nothing.
+ */
+int64_t auth_caller_quiet(struct http_ctx *c);
+
 /* A token for user id into out (JWT_MAX_LEN + 1 bytes): its length, or -1. */
 int auth_token(struct http_ctx *c, int64_t user_id, char *out, size_t outlen);
 

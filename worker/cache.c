@@ -17,6 +17,16 @@
  * cache_share_stamps() has been called: then an invalidation by one
  * worker is seen by every other worker of the instance at its next
  * lookup, with no message.  Until then it is the cache's own.
+ *
+ * Stale answers (cache_stale_max()): an entry of a kind that may be
+ * answered stale is not dropped when it goes stale, only once it is past
+ * the bound, and each entry keeps the last moment it was known current
+ * (fresh_ns): when it was stored, or last found fresh by a lookup.  Its
+ * first invalidation came after that moment, so a value given no later
+ * than the bound after it is given no later than the bound after the
+ * invalidation.  Anchoring at the change itself would need its time: a slot
+ * keeps only the latest stamp of every key that shares it, which may be
+ * later than the change that first made the entry stale.
  */
 #include "config.h"
 
@@ -26,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/scoreboard.h"
 #include "common/stamps.h"
@@ -34,7 +45,8 @@ struct entry {
     struct entry *chain;       /* next in the bucket */
     struct entry *prev, *next; /* recency: prev is more recent */
     uint64_t hash;
-    uint64_t epoch; /* of the read that made the value */
+    uint64_t epoch;   /* of the read that made the value */
+    int64_t fresh_ns; /* last known current (CLOCK_MONOTONIC); kept up with stale answers on */
     size_t keylen, len, size;
     size_t ndeps;
     uint64_t deps[]; /* the hashes it depends on, then the key, NUL, and the value */
@@ -57,6 +69,7 @@ struct cache {
     uint64_t cleared_at; /* the tick of the last cache_clear() */
     struct stamps *stamps, *own;
     int enabled;
+    int64_t stale_max_ns; /* cache_stale_max(); 0: stale entries go at once */
     struct worker_slot *slot;
 };
 
@@ -96,6 +109,42 @@ key_kind(const char *key)
         if (strncmp(key, key_kinds[i].prefix, 2) == 0)
             return key_kinds[i].kind;
     return SB_CACHE_OTHER;
+}
+
+/*
+ * May the value of key be answered stale?  What a request waits for a
+ * shared fill of (cache_fill.h): the tag list, articles, the list pages
+ * and the feed.  The user behind a token, profiles and a viewer's sets
+ * are always exact (and dropped by name at once, as without stale answers).
+ */
+static int
+may_go_stale(const char *key)
+{
+    switch (key_kind(key)) {
+    case SB_CACHE_TAGS:
+    case SB_CACHE_ARTICLE:
+    case SB_CACHE_LIST_GLOBAL:
+    case SB_CACHE_LIST_TAG:
+    case SB_CACHE_LIST_AUTHOR:
+    case SB_CACHE_LIST_FAVORITED:
+    case SB_CACHE_FEED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * CLOCK_MONOTONIC, coarse: for "known current at", which may only err
+ * early (the coarse clock is the time of the last tick, never ahead).
+ */
+static int64_t
+coarse_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* One lookup of key, ended as result, in the worker's scoreboard slot. */
@@ -320,6 +369,18 @@ cache_enabled(const struct cache *c)
     return c->enabled;
 }
 
+void
+cache_stale_max(struct cache *c, int max_ms)
+{
+    c->stale_max_ns = max_ms > 0 ? (int64_t)max_ms * 1000000 : 0;
+}
+
+int
+cache_stale_on(const struct cache *c)
+{
+    return c->enabled && c->stale_max_ns > 0;
+}
+
 size_t
 cache_count(const struct cache *c)
 {
@@ -335,7 +396,7 @@ cache_bytes(const struct cache *c)
 uint64_t
 cache_epoch(const struct cache *c)
 {
-    return stamps_now(c->stamps);
+    return stamps_tick(c->stamps); /* the time of the read: later than every change before */
 }
 
 /* Has something h stands for changed since epoch? */
@@ -345,26 +406,47 @@ changed(const struct cache *c, uint64_t h, uint64_t epoch)
     return stamps_of(c->stamps, h) > epoch;
 }
 
+/* Has nothing e depends on changed since its read?  Notes when it was so. */
+static int
+fresh(struct cache *c, struct entry *e)
+{
+    /* Taken before the stamps are read: the entry was current then. */
+    int64_t now = c->stale_max_ns ? coarse_ns() : 0;
+
+    for (size_t i = 0; i < e->ndeps; i++)
+        if (changed(c, e->deps[i], e->epoch))
+            return 0;
+    e->fresh_ns = now;
+    return 1;
+}
+
+/* May e, stale, still be answered at now (within the bound)? */
+static int
+within_bound(const struct cache *c, struct entry *e, int64_t now)
+{
+    return c->stale_max_ns && now - e->fresh_ns <= c->stale_max_ns && may_go_stale(entry_key(e));
+}
+
 /*
- * The fresh entry of key, or NULL; a stale one is dropped on the way, and
- * *stale set when it was.
+ * The entry of key, fresh, or NULL (*stale set when it is held but stale).
+ * A stale one is dropped on the way, unless it may still be answered
+ * stale (keep_stale: then it is returned, *stale set).
  */
 static struct entry *
-lookup(struct cache *c, const char *key, int *stale)
+lookup(struct cache *c, const char *key, int *stale, int keep_stale)
 {
     size_t keylen = strlen(key);
     struct entry **pp = find(c, key, keylen, hash_n(key, keylen));
     struct entry *e = *pp;
 
     *stale = 0;
-    for (size_t i = 0; e && i < e->ndeps; i++) {
-        if (changed(c, e->deps[i], e->epoch)) {
-            remove_entry(c, pp); /* another worker's write: gone for good */
-            *stale = 1;
-            return NULL;
-        }
-    }
-    return e;
+    if (!e || fresh(c, e))
+        return e;
+    *stale = 1;
+    if (within_bound(c, e, coarse_ns()))
+        return keep_stale ? e : NULL;
+    remove_entry(c, pp); /* another worker's write: gone for good */
+    return NULL;
 }
 
 const void *
@@ -375,7 +457,7 @@ cache_get(struct cache *c, const char *key, size_t *len)
 
     if (!c->enabled)
         return NULL;
-    if (!(e = lookup(c, key, &stale))) {
+    if (!(e = lookup(c, key, &stale, 0))) {
         count_lookup(c, key, stale ? SB_CACHE_STALE : SB_CACHE_ABSENT);
         return NULL;
     }
@@ -392,8 +474,28 @@ cache_peek(struct cache *c, const char *key, size_t *len)
     struct entry *e;
     int stale;
 
-    if (!c->enabled || !(e = lookup(c, key, &stale)))
+    if (!c->enabled || !(e = lookup(c, key, &stale, 0)))
         return NULL;
+    *len = e->len;
+    return entry_key(e) + e->keylen + 1;
+}
+
+const void *
+cache_get_stale(struct cache *c, const char *key, size_t *len, struct cache_stale *s)
+{
+    struct entry *e;
+    int stale;
+
+    if (!s)
+        return cache_get(c, key, len);
+    if (!c->enabled || !(e = lookup(c, key, &stale, 1)))
+        return NULL;
+    if (stale) {
+        /* Exact at s->now_ns, not at the coarse time lookup() kept it by. */
+        if (!within_bound(c, e, s->now_ns) || e->epoch <= (uint64_t)s->writer_ns)
+            return NULL;
+        s->taken++;
+    }
     *len = e->len;
     return entry_key(e) + e->keylen + 1;
 }
@@ -406,6 +508,7 @@ put(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoc
     size_t keylen = strlen(key);
     uint64_t h = hash_n(key, keylen);
     size_t size = sizeof(struct entry) + (ndeps + 1) * sizeof(uint64_t) + keylen + 1 + len;
+    int64_t now = c->stale_max_ns ? coarse_ns() : 0; /* before the stamps: current then */
     struct entry **pp, *e;
 
     if (!c->enabled || c->cleared_at > epoch || changed(c, h, epoch) || size > c->max_bytes)
@@ -429,6 +532,7 @@ put(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoc
         return; /* a cache may always forget */
     e->hash = h;
     e->epoch = epoch;
+    e->fresh_ns = now;
     e->keylen = keylen;
     e->len = len;
     e->size = size;
@@ -475,7 +579,8 @@ cache_drop(struct cache *c, const char *key)
 
     stamps_bump(c->stamps, h);
     COUNT(c, cache_invalidations);
-    if (*pp)
+    /* Stale from now on; kept while it may be answered stale. */
+    if (*pp && !within_bound(c, *pp, coarse_ns()))
         remove_entry(c, pp);
 }
 

@@ -38,9 +38,17 @@
  * lookup with a miss and stores nothing: it never serves what it could
  * not keep coherent.
  *
+ * Stale answers (cache_stale_max(), docs/caching.md "Stale answers"): a
+ * request that would wait for another's fill of a key while the database
+ * is backed up may be given the value the key held before its change,
+ * through cache_get_stale(): never past the bound after the moment the
+ * value was last known current, and never a value read before the
+ * caller's own last write.  Only the kinds a request waits for a fill of
+ * are kept stale (the tag list, articles, list pages, the feed).
+ *
  * Ownership: the cache copies keys and values.  A value returned by
  * cache_get() stays valid until the next cache_put(), cache_drop() or
- * cache_clear(), or a cache_get() of the same key (which drops it when it
+ * cache_clear(), or a lookup of the same key (which drops it when it
  * has gone stale).
  * One event loop uses it: no locking.
  */
@@ -89,8 +97,32 @@ int cache_min_uses(struct cache *c, unsigned n);
 void cache_enable(struct cache *c, int on);
 int cache_enabled(const struct cache *c);
 
+/*
+ * Stale answers: a value changed is still given by cache_get_stale() for
+ * at most max_ms (milliseconds) after it was last known current; 0 (the
+ * default): never, a changed value is dropped at once.
+ */
+void cache_stale_max(struct cache *c, int max_ms);
+/* Enabled, with stale answers on? */
+int cache_stale_on(const struct cache *c);
+
 /* The value of key, or NULL (a miss, counted when enabled). */
 const void *cache_get(struct cache *c, const char *key, size_t *len);
+
+/* One answer that may take stale values (cache_get_stale()). */
+struct cache_stale {
+    int64_t now_ns;    /* when it is made (CLOCK_MONOTONIC) */
+    int64_t writer_ns; /* the caller's last write (common/lastwrite.h); 0: none */
+    unsigned taken;    /* stale values it took so far */
+};
+
+/*
+ * cache_get() that also gives a stale value, within the bound at
+ * s->now_ns and read after s->writer_ns (s->taken counts those), neither
+ * counted as a lookup nor made more recent: the second look of a request
+ * that missed.  With s NULL, cache_get().
+ */
+const void *cache_get_stale(struct cache *c, const char *key, size_t *len, struct cache_stale *s);
 
 /* The same, neither counted nor made more recent: for a look before a fill. */
 const void *cache_peek(struct cache *c, const char *key, size_t *len);

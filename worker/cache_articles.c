@@ -227,14 +227,14 @@ rec_fill(struct cache *k, const PGresult *res, int i, int idcol, int body, uint6
 
 int
 cache_article_render(struct cache *k, const char *slug, const struct cache_viewer *v,
-                     struct evbuffer *b)
+                     struct evbuffer *b, struct cache_stale *stale)
 {
     char key[CACHE_KEY_MAX];
     const void *val;
     size_t len;
     struct rec r;
 
-    if (cache_key_name(key, "a:", slug) < 0 || !(val = cache_get(k, key, &len)) ||
+    if (cache_key_name(key, "a:", slug) < 0 || !(val = cache_get_stale(k, key, &len, stale)) ||
         rec_read(val, len, &r) < 0 || r.body == NO_BODY)
         return 0;
     evbuffer_add(b, "{\"article\":", 11);
@@ -279,7 +279,7 @@ struct page_hdr {
 
 int
 cache_page_render(struct cache *k, const char *key, const struct cache_viewer *v,
-                  struct evbuffer *b, int64_t *count)
+                  struct evbuffer *b, int64_t *count, struct cache_stale *stale)
 {
     const unsigned char *page, *p, *end;
     const void *vals[PAGE_MAX];
@@ -287,7 +287,7 @@ cache_page_render(struct cache *k, const char *key, const struct cache_viewer *v
     struct page_hdr h;
     size_t len;
 
-    if (!(page = cache_get(k, key, &len)) || len < sizeof(h))
+    if (!(page = cache_get_stale(k, key, &len, stale)) || len < sizeof(h))
         return 0;
     memcpy(&h, page, sizeof(h));
     if (h.n > PAGE_MAX)
@@ -304,7 +304,8 @@ cache_page_render(struct cache *k, const char *key, const struct cache_viewer *v
         akey[2 + *p] = '\0';
         p += 1 + *p;
         /* Another entry's lookup never frees this page's value. */
-        if (!(vals[i] = cache_get(k, akey, &vlen)) || rec_read(vals[i], vlen, &recs[i]) < 0)
+        if (!(vals[i] = cache_get_stale(k, akey, &vlen, stale)) ||
+            rec_read(vals[i], vlen, &recs[i]) < 0)
             return 0;
     }
     for (uint32_t i = 0; i < h.n; i++) {

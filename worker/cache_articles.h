@@ -36,6 +36,7 @@
 #include <libpq-fe.h>
 
 struct cache;
+struct cache_stale;
 struct evbuffer;
 
 /* The most ids a viewer's set holds (the viewer_sets query's $2). */
@@ -75,18 +76,20 @@ int cache_page_key(enum cache_list kind, const char *filter, int64_t viewer, con
 
 /*
  * The page's articles from the cache, joined by commas, into b, and its
- * count; 1 when written, 0 on any miss (b untouched).
+ * count; 1 when written, 0 on any miss (b untouched).  stale: the page
+ * and its articles may be stale, as cache_get_stale() says (NULL: fresh only).
  */
 int cache_page_render(struct cache *k, const char *key, const struct cache_viewer *v,
-                      struct evbuffer *b, int64_t *count);
+                      struct evbuffer *b, int64_t *count, struct cache_stale *stale);
 
 /* Fills the page and its articles from a list result (columns in sql/queries.sql). */
 void cache_page_fill(struct cache *k, const char *key, enum cache_list kind, const char *filter,
                      int64_t viewer, const PGresult *res, uint64_t epoch);
 
-/* One article with its body from the cache into b; 1 when written, 0 on a miss. */
+/* One article with its body from the cache into b; 1 when written, 0 on a miss.  stale: as above.
+ */
 int cache_article_render(struct cache *k, const char *slug, const struct cache_viewer *v,
-                         struct evbuffer *b);
+                         struct evbuffer *b, struct cache_stale *stale);
 
 /* Fills a:<slug> from row 0 of article_get (with its body). */
 void cache_article_fill(struct cache *k, const PGresult *res, uint64_t epoch);

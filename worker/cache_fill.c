@@ -96,6 +96,24 @@ cache_fills_free(struct cache_fills *f)
     free(f);
 }
 
+/* The fill of key in flight, or NULL. */
+static struct cache_fill *
+pending(const struct cache_fills *f, const char *key, uint64_t h)
+{
+    struct cache_fill *p;
+
+    for (p = f->bucket[h & (BUCKETS - 1)]; p; p = p->next)
+        if (p->hash == h && strcmp(p->key, key) == 0)
+            return p;
+    return NULL;
+}
+
+int
+cache_fill_pending(const struct cache_fills *f, const char *key)
+{
+    return pending(f, key, cache_key_hash(key)) != NULL;
+}
+
 int
 cache_fill_join(struct cache_fills *f, const char *key, struct cache_fill_waiter *w,
                 struct cache_fill **fill)
@@ -104,15 +122,13 @@ cache_fill_join(struct cache_fills *f, const char *key, struct cache_fill_waiter
     struct cache_fill **b = &f->bucket[h & (BUCKETS - 1)], *p;
     size_t len = strlen(key);
 
-    for (p = *b; p; p = p->next) {
-        if (p->hash == h && strcmp(p->key, key) == 0) {
-            w->next = NULL;
-            *p->tail = w;
-            p->tail = &w->next;
-            if (f->slot)
-                scoreboard_add(&f->slot->c.cache_waits, 1);
-            return 0;
-        }
+    if ((p = pending(f, key, h))) {
+        w->next = NULL;
+        *p->tail = w;
+        p->tail = &w->next;
+        if (f->slot)
+            scoreboard_add(&f->slot->c.cache_waits, 1);
+        return 0;
     }
     if (!(p = malloc(sizeof(*p) + len + 1)))
         return -1;

@@ -61,6 +61,13 @@ void cache_fills_free(struct cache_fills *f);
 int cache_fill_join(struct cache_fills *f, const char *key, struct cache_fill_waiter *w,
                     struct cache_fill **fill);
 
+/*
+ * Is a fill of key in flight?  A request that would wait for it may be
+ * answered stale instead (cache.h, "Stale answers"): the fill refreshes
+ * the key, once, whoever waits.
+ */
+int cache_fill_pending(const struct cache_fills *f, const char *key);
+
 /* The fill's statement has answered: its waiters are resumed from the loop. */
 void cache_fill_done(struct cache_fills *f, struct cache_fill *fill);
 

@@ -281,6 +281,12 @@ standing(struct db_pool *p, int64_t now)
            now - p->old_since_ns >= STANDING_NS;
 }
 
+int
+db_pool_backlogged(const struct db_pool *p)
+{
+    return p->head && now_ns() - p->head->queued_ns > STANDING_AGE_NS;
+}
+
 /* How long a client's query may wait now. */
 static int64_t
 wait_limit(struct db_pool *p, int64_t now)

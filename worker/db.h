@@ -79,6 +79,13 @@ void db_pool_free(struct db_pool *p);
 void db_pool_standing(struct db_pool *p, int wait_ms);
 
 /*
+ * Is the pool backed up: has the oldest query in its queue waited more
+ * than 100 ms (the standing queue's age, without its 500 ms)?  What a
+ * request would wait behind now; the cache's stale answers ask it.
+ */
+int db_pool_backlogged(const struct db_pool *p);
+
+/*
  * A read pool (db_read): size connections to standbys (target_session_attrs
  * = standby unless conninfo names another), each probed with the
  * replay_lsn statement on connecting and then every probe_ms while idle.

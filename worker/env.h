@@ -15,6 +15,7 @@
 #define CONDUITD_ENV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct access_log;
 struct bcrypt_pool;
@@ -24,6 +25,7 @@ struct cache_sync;
 struct config;
 struct db_pool;
 struct evbuffer;
+struct lastwrite;
 struct replica;
 struct event_base;
 struct route;
@@ -35,6 +37,14 @@ struct env {
     struct event_base *base;
     struct db_pool *db;
     struct replica *replica; /* reads on standbys; NULL without db_read */
+    /*
+     * The instance's recent writers (common/lastwrite.h), noted at every
+     * write and read by the standbys' reads and the cache's stale answers;
+     * NULL when neither is on.  A slot older than the horizon may go to
+     * another user: by then neither needs it (worker.c says why).
+     */
+    struct lastwrite *writes;
+    int64_t writes_horizon_ns;
     struct bcrypt_pool *bcrypt;
     struct cache *cache;       /* NULL with cache = off */
     struct cache_sync *sync;   /* NULL unless cache and cache_sync are on */

@@ -62,14 +62,15 @@ add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
         b,
         ",\"cache\":{\"enabled\":%s,\"entries\":%zu,\"bytes\":%zu,\"hits\":%llu,"
         "\"misses\":%llu,\"invalidations\":%llu,\"evictions\":%llu,\"unadmitted\":%llu,"
-        "\"waits\":%llu",
+        "\"waits\":%llu,\"stale_answers\":%llu",
         cache_enabled(k) ? "true" : "false", cache_count(k), cache_bytes(k),
         (unsigned long long)scoreboard_cache_total(&s->c, SB_CACHE_HIT),
         (unsigned long long)scoreboard_cache_misses(&s->c),
         (unsigned long long)atomic_load_explicit(&s->c.cache_invalidations, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_evictions, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_unadmitted, memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&s->c.cache_waits, memory_order_relaxed));
+        (unsigned long long)atomic_load_explicit(&s->c.cache_waits, memory_order_relaxed),
+        (unsigned long long)atomic_load_explicit(&s->c.cache_stale_answers, memory_order_relaxed));
     add_lookups(b, &s->c);
     if (cache_peers_mismatch(e->peers, peer, sizeof(peer), &ago_ms))
         evbuffer_add_printf(b, ",\"mismatch\":{\"writer\":\"%s\",\"ms_ago\":%lld}", peer,

@@ -350,6 +350,10 @@ write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struc
         "Cache misses that waited for the statement another request had sent for the same key, "
         "instead of sending their own.",
         (long long)get(&t->cache_waits));
+    one(b, "conduitd_cache_stale_answers_total", "counter",
+        "Answers given with a cached value that had changed, within cache_stale_max, instead of "
+        "waiting behind a backed-up database for the statement refreshing it.",
+        (long long)get(&t->cache_stale_answers));
     one(b, "conduitd_cache_unadmitted_total", "counter",
         "Values read from the database and not stored: their key was put fewer than "
         "cache_min_uses times lately.",

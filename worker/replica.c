@@ -250,10 +250,3 @@ replica_query(struct replica *r, int64_t user, enum sql_query_id q, const char *
     /* Counted by the read pool: answered there, or passed on to the primary. */
     db_query_fenced(r->read, q, params, cb, arg, wanted, mine);
 }
-
-void
-replica_wrote(struct replica *r, int64_t user)
-{
-    /* A slot older than max_lag (and a second) may go: the lag rule covers that write. */
-    lastwrite_note(r->writes, user, lastwrite_now_ns(), r->max_lag_ns + 1000000000);
-}

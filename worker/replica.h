@@ -12,10 +12,10 @@
  *     sent no earlier than max_lag ago), so whatever any reader gets from a
  *     standby misses no write committed more than max_lag ago;
  *   - the caller's own writes: the table of recent writers in the shared
- *     page (common/lastwrite.h) says when the caller last wrote, on any
- *     worker; the first sample sent after that moment is at or past that
- *     write's commit, so the read needs it.  Until there is such a sample,
- *     the read goes to the primary.
+ *     page (common/lastwrite.h; api_wrote() notes each write before its
+ *     answer goes out) says when the caller last wrote, on any worker; the first sample sent after
+ * that moment is at or past that write's commit, so the read needs it.  Until there is such a
+ * sample, the read goes to the primary.
  *
  * A read no standby connection can serve, or that fails there, is run on
  * the primary.  The log says once when the standbys start being skipped
@@ -53,8 +53,5 @@ void replica_free(struct replica *r);
  */
 void replica_query(struct replica *r, int64_t user, enum sql_query_id q, const char *const *params,
                    db_cb cb, void *arg, db_wanted wanted);
-
-/* A write by user (> 0) was answered by the primary (call before its answer goes out). */
-void replica_wrote(struct replica *r, int64_t user);
 
 #endif

@@ -4,7 +4,8 @@
  * last column says what the route makes of the caller's token
  * (worker/auth.h): checked once, before the handler, by api_gate(); a
  * handler finds the caller in api_req(c)->user_id.  GET /api/tags reads no token:
- * its answer is the same for everyone.
+ * its answer is the same for everyone (but for a stale answer, which looks
+ * at the token quietly to never give one to its writer: api_cache_stale()).
  */
 #include "config.h"
 

@@ -736,6 +736,29 @@ setup_peers(struct worker *w)
 }
 
 /*
+ * The table of recent writers, for those who read it: the standbys'
+ * reads (a caller's next read waits for its write) and the cache's stale
+ * answers (never a value read before the caller's write).  A user's slot
+ * may go to another once the write it holds is older than both need: the
+ * standbys' lag rule covers a write older than db_read_max_lag, and a
+ * stale value is given at most cache_stale_max after it was last known
+ * current, which was before the write's stamp (a second for the moment
+ * between the note and the stamp, and for a busy loop).
+ */
+static void
+note_writes(struct worker *w, struct lastwrite *writes)
+{
+    const struct config *c = w->env.cfg;
+    int64_t lag = c->db_read ? c->db_read_max_lag : 0;
+    int64_t stale = c->cache ? c->cache_stale_max : 0;
+
+    if (!c->db_read && !stale)
+        return; /* nobody reads it: no write pays for noting */
+    w->env.writes = writes;
+    w->env.writes_horizon_ns = ((lag > stale ? lag : stale) + 1000) * 1000000;
+}
+
+/*
  * The database pool, the standbys' (db_read), the hashing threads, the
  * access log and the cache.  The connection string is --db / db, else
  * DATABASE_URL, else libpq's own PG* variables and defaults.  The
@@ -779,6 +802,7 @@ setup_services(struct worker *w, struct lastwrite *writes, struct stamps *stamps
         log_error("cannot create the database pool or the hashing threads");
         return -1;
     }
+    note_writes(w, writes);
     if (c->db_read &&
         !(w->env.replica = replica_new(w->env.base, c, w->env.db, writes, w->env.slot))) {
         log_error("cannot create the standbys' pool");
@@ -799,6 +823,7 @@ setup_services(struct worker *w, struct lastwrite *writes, struct stamps *stamps
         if (w->env.cache) {
             cache_share_stamps(w->env.cache, stamps);
             cache_limit_bytes(w->env.cache, (size_t)c->cache_memory << 20);
+            cache_stale_max(w->env.cache, c->cache_stale_max);
             if (cache_min_uses(w->env.cache, (unsigned)c->cache_min_uses) < 0)
                 log_warning("cache_min_uses %d: out of memory for its table; every value is "
                             "stored at once",

@@ -118,6 +118,8 @@ if has_prom_parser; then
         "$(grep -c '^conduitd_cache_lookups_total{' "$T/kinds.samples")" 36
     check "/metrics: evictions are counted (none yet)" \
         [ "$(sample kinds 'conduitd_cache_evictions_total{}')" = 0 ]
+    check "/metrics: stale answers are counted (none: no database queue here)" \
+        [ "$(sample kinds 'conduitd_cache_stale_answers_total{}')" = 0 ]
 else
     note "python3-prometheus-client is not installed: /metrics not checked"
 fi

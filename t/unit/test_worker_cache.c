@@ -6,7 +6,9 @@
  * slot; admission at the n-th put (cache_min_uses); entries that depend
  * on other keys; two caches
  * sharing one table of stamps, as the workers of an instance do; the
- * bound in bytes.
+ * bound in bytes; stale answers (cache_stale_max): within the bound after
+ * the value was last known current, never to a writer who wrote after its
+ * read, only for the kinds that may, and replaced by the refresh.
  */
 #include "worker/cache.h"
 
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/scoreboard.h"
 #include "common/stamps.h"
@@ -426,6 +429,98 @@ START_TEST(test_bytes_bound)
 }
 END_TEST
 
+static int64_t
+now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void
+sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+    nanosleep(&ts, NULL);
+}
+
+/* cache_get_stale() as a string, for a caller who last wrote at writer_ns. */
+static const char *
+get_stale(struct cache *c, const char *key, int64_t at_ns, int64_t writer_ns, unsigned *taken)
+{
+    struct cache_stale s = {at_ns, writer_ns, 0};
+    size_t len;
+    const char *v = cache_get_stale(c, key, &len, &s);
+
+    *taken = s.taken;
+    return v;
+}
+
+START_TEST(test_stale_answers)
+{
+    struct cache *c = enabled_cache(16);
+    unsigned taken;
+    int64_t read_ns, seen_ns;
+
+    memset(&slot, 0, sizeof(slot));
+    cache_stale_max(c, 200);
+    ck_assert_int_eq(cache_stale_on(c), 1);
+    read_ns = now_ns();
+    put(c, "tags", "old");
+    put(c, "p:alice", "profile");
+    /* Fresh: the same as cache_get(), nothing taken stale. */
+    ck_assert_str_eq(get_stale(c, "tags", now_ns(), 0, &taken), "old");
+    ck_assert_uint_eq(taken, 0);
+    cache_drop(c, "tags");
+    cache_drop(c, "p:alice");
+    /* A plain lookup misses it (counted stale), but it is kept... */
+    ck_assert_ptr_null(get(c, "tags"));
+    ck_assert_uint_eq(slot.c.cache_lookups[SB_CACHE_TAGS][SB_CACHE_STALE], 1);
+    ck_assert_uint_eq(cache_count(c), 1); /* the profile, never answered stale, is gone */
+    ck_assert_ptr_null(get_stale(c, "p:alice", now_ns(), 0, &taken));
+    /* ...for a stale look of a caller who did not write since its read. */
+    ck_assert_str_eq(get_stale(c, "tags", now_ns(), 0, &taken), "old");
+    ck_assert_uint_eq(taken, 1);
+    ck_assert_str_eq(get_stale(c, "tags", now_ns(), read_ns, &taken), "old");
+    /* Never to a caller who wrote after the value was read. */
+    ck_assert_ptr_null(get_stale(c, "tags", now_ns(), now_ns(), &taken));
+    ck_assert_uint_eq(taken, 0);
+    /* Never past the bound. */
+    ck_assert_ptr_null(get_stale(c, "tags", now_ns() + 250 * 1000000LL, 0, &taken));
+    /* The refresh replaces it. */
+    put(c, "tags", "new");
+    ck_assert_str_eq(get(c, "tags"), "new");
+
+    /*
+     * The bound runs from the last moment the value was known current: a
+     * fresh lookup 150 ms after the read moves it, so 100 ms after that
+     * lookup (250 after the read) it may still be given.
+     */
+    sleep_ms(150);
+    seen_ns = now_ns();
+    ck_assert_str_eq(get(c, "tags"), "new");
+    cache_drop(c, "tags");
+    ck_assert_str_eq(get_stale(c, "tags", seen_ns + 100 * 1000000LL, 0, &taken), "new");
+    ck_assert_ptr_null(get_stale(c, "tags", seen_ns + 250 * 1000000LL, 0, &taken));
+    /* Once past the bound a lookup drops it for good. */
+    sleep_ms(250);
+    ck_assert_ptr_null(get(c, "tags"));
+    ck_assert_uint_eq(cache_count(c), 0);
+    ck_assert_ptr_null(get_stale(c, "tags", now_ns(), 0, &taken));
+
+    /* 0: a changed value goes at once, as without stale answers. */
+    cache_stale_max(c, 0);
+    ck_assert_int_eq(cache_stale_on(c), 0);
+    put(c, "tags", "x");
+    cache_drop(c, "tags");
+    ck_assert_uint_eq(cache_count(c), 0);
+    ck_assert_ptr_null(get_stale(c, "tags", now_ns(), 0, &taken));
+    cache_free(c);
+}
+END_TEST
+
 static Suite *
 cache_suite(void)
 {
@@ -443,6 +538,7 @@ cache_suite(void)
     tcase_add_test(tc, test_deps);
     tcase_add_test(tc, test_shared_stamps);
     tcase_add_test(tc, test_bytes_bound);
+    tcase_add_test(tc, test_stale_answers);
     suite_add_tcase(s, tc);
     return s;
 }

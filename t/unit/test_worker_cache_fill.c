@@ -5,7 +5,7 @@
  * not from cache_fill_done()), and only those of that key; a fill without
  * waiters ends quietly; a waiter resumed may start a fill of its own, and
  * its waiters are resumed in turn; waits are counted; freeing with fills
- * in flight resumes nobody.
+ * in flight resumes nobody; a fill is pending from its join to its end.
  */
 #include "worker/cache_fill.h"
 
@@ -58,8 +58,11 @@ START_TEST(test_one_fill_many_waiters)
     memset(&slot, 0, sizeof(slot));
     nresumed = 0;
     ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(cache_fill_pending(f, "tags"), 0);
     ck_assert_int_eq(join(f, "tags", &r[0], &fill), 1); /* the filler */
     ck_assert_ptr_nonnull(fill);
+    ck_assert_int_eq(cache_fill_pending(f, "tags"), 1);
+    ck_assert_int_eq(cache_fill_pending(f, "L|10|0"), 0);
     ck_assert_int_eq(join(f, "tags", &r[1], &unused), 0);
     ck_assert_int_eq(join(f, "L|10|0", &r[2], &other), 1); /* another key: its own fill */
     ck_assert_int_eq(join(f, "tags", &r[3], &unused), 0);
@@ -69,6 +72,8 @@ START_TEST(test_one_fill_many_waiters)
     run(base);
     ck_assert_int_eq(nresumed, 0); /* nobody before its fill ends */
     cache_fill_done(f, fill);
+    ck_assert_int_eq(cache_fill_pending(f, "tags"),
+                     0);           /* ended: a stale answer waits for nothing */
     ck_assert_int_eq(nresumed, 0); /* not from within the answer's callback */
     run(base);
     ck_assert_int_eq(nresumed, 2);
