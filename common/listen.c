@@ -139,7 +139,8 @@ same_host(const struct sockaddr *a, const struct sockaddr_storage *b)
 
     memcpy(&x, b, sizeof(x));
     if (x.ss_family == AF_INET)
-        ((struct sockaddr_in *)&x)->sin_port = ((const struct sockaddr_in *)(const void *)a)->sin_port;
+        ((struct sockaddr_in *)&x)->sin_port =
+            ((const struct sockaddr_in *)(const void *)a)->sin_port;
     else if (x.ss_family == AF_INET6)
         ((struct sockaddr_in6 *)&x)->sin6_port =
             ((const struct sockaddr_in6 *)(const void *)a)->sin6_port;
@@ -300,8 +301,10 @@ open_one(struct listener *l, const char *spec, int reuseport, const char *what, 
         close(l->fd);
         l->fd = -1;
     } else if (l->inherited && !reuseport && !listening) {
-        snprintf(err, errlen, "%s: the socket passed in LISTEN_FDS is a reuseport one (it does not "
-                 "listen): reuseport changed, which needs a restart", label);
+        snprintf(err, errlen,
+                 "%s: the socket passed in LISTEN_FDS is a reuseport one (it does not "
+                 "listen): reuseport changed, which needs a restart",
+                 label);
         close(l->fd);
         l->fd = -1;
     } else if (!l->inherited) {

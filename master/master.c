@@ -962,9 +962,9 @@ start_upgrade(void)
     }
     log_notice("upgrade (SIGUSR2): starting %s", upgrade_binary());
     /* A daemon's stderr is /dev/null: the new binary's first words go to the log instead. */
-    pid = upgrade_exec(&M.ls, &M.status,
-                       M.cfg.daemonize && log_fd() > STDERR_FILENO ? log_fd() : -1, err,
-                       sizeof(err));
+    pid =
+        upgrade_exec(&M.ls, &M.status, M.cfg.daemonize && log_fd() > STDERR_FILENO ? log_fd() : -1,
+                     err, sizeof(err));
     if (pid < 0) {
         log_error("upgrade failed: %s; this master (pid %d) serves on", err, (int)getpid());
         restore_pidfile();

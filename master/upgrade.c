@@ -105,7 +105,8 @@ child(const struct listener_set *ls, const struct listener *status, int stderr_f
     if (listen_pass(ls, status) < 0 || setenv(UPGRADE_ENV, num, 1) < 0)
         goto fail;
     pass_watchdog(old);
-    if (chdir(U.cwd) < 0)
+    /* The start folder, which relative arguments name; gone, "/" (and the new binary says so). */
+    if (chdir(U.cwd) < 0 && chdir("/") < 0)
         goto fail;
     /* The master's handlers are gone with the exec; its mask must not stay. */
     for (int s = 1; s < NSIG; s++)
@@ -121,8 +122,8 @@ fail:
 }
 
 pid_t
-upgrade_exec(const struct listener_set *ls, const struct listener *status, int stderr_fd,
-             char *err, size_t errlen)
+upgrade_exec(const struct listener_set *ls, const struct listener *status, int stderr_fd, char *err,
+             size_t errlen)
 {
     int p[2], e = 0, hi;
     sigset_t all, old;

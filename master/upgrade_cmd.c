@@ -19,13 +19,12 @@
 #include "master/daemon.h"
 
 #define POLL_MS 100
-#define ACT_WAIT_S 5   /* for the old master to act on USR2 */
+#define ACT_WAIT_S 5    /* for the old master to act on USR2 */
 #define START_WAIT_S 60 /* for the new master's workers to be ready */
-#define EXIT_WAIT_S 10 /* for a master with no worker left to exit */
+#define EXIT_WAIT_S 10  /* for a master with no worker left to exit */
 #define MAX_CHILDREN 1100
 
-static void __attribute__((format(printf, 1, 2)))
-say(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
 {
     va_list ap;
 
@@ -231,7 +230,8 @@ upgrade_command(const struct config *c)
     old = pid_in(c->pid_file);
     if (!alive(old)) {
         fprintf(stderr, "conduitd: %s: %s\n", c->pid_file,
-                old ? "names a process that is not running" : "no pid in it (is conduitd running?)");
+                old ? "names a process that is not running"
+                    : "no pid in it (is conduitd running?)");
         return 1;
     }
     older = pid_in(oldbin);
@@ -258,7 +258,8 @@ upgrade_command(const struct config *c)
             return 1;
         }
         if (now_ms() > until) {
-            say("the old master's workers did not exit within %d s", c->graceful_timeout + EXIT_WAIT_S);
+            say("the old master's workers did not exit within %d s",
+                c->graceful_timeout + EXIT_WAIT_S);
             return roll_back(c, old, new, 1);
         }
         pause_ms(POLL_MS);
