@@ -38,7 +38,10 @@ SRC=${CONDUITD_REAL:-$CONDUITD}
 
 # ------------------------------------------------------------ two builds
 VA=$("$SRC" -V | sed -n '1s/^conduitd //p')
-VB=$(printf '%s' "$VA" | tr 0-9 1-90)
+# Only the first byte differs: the linker merges a string that is the
+# tail of another ("0", the default of max_requests, is the tail of
+# "0.1.0"), so patching the version's tail would change those too.
+case $VA in 9*) VB=8${VA#?} ;; *) VB=9${VA#?} ;; esac
 mkdir -p "$T/bin"
 cp "$SRC" "$T/bin/conduitd-a"
 $PY - "$SRC" "$T/bin/conduitd-b" "$VA" "$VB" <<'EOF' || bail "cannot patch the version string"
@@ -70,7 +73,7 @@ served() {
 # workers_of PID: its children that are workers (by their title).
 workers_of() {
     for _c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-        case "$(tr '\0' ' ' <"/proc/$_c/cmdline" 2>/dev/null)" in "conduitd: worker"*) echo "$_c" ;; esac
+        case "$(tr '\0' ' ' 2>/dev/null <"/proc/$_c/cmdline")" in "conduitd: worker"*) echo "$_c" ;; esac
     done
 }
 no_workers() { [ -z "$(workers_of "$1")" ]; }
@@ -161,7 +164,7 @@ strict_wait rb
 check "the old master said MAINPID=$M2 again" grep -q "^$M2: MAINPID=$M2" "$T/notify.out"
 
 # ------------------------------------------------------------ 3. failures
-before=$(workers_of "$M2" | sort | tr '\n' ' ')
+retired=$(grep -c 'upgrade: retiring' "$T/conduitd.log")
 strict_start bad 4 4 14
 sleep 1
 install_bin "$T/bin/conduitd-fail"
@@ -190,7 +193,9 @@ kill -USR2 "$M2"
 check "no binary at the path: USR2 is logged as failed" \
     wait_for 5 log_has "upgrade failed: cannot execute $BIN: No such file or directory"
 check "  the pidfile is back at once" pidfile_is "$M2"
-is "the same workers throughout" "$(workers_of "$M2" | sort | tr '\n' ' ')" "$before"
+# (Not the same pids: the test-hooks build recycles workers after a few requests.)
+is "the old master retired none of its workers for them" "$(grep -c 'upgrade: retiring' "$T/conduitd.log")" "$retired"
+is "  and has its 2" "$(workers_of "$M2" | wc -l | tr -d ' ')" 2
 is "B alone serves" "$(served)" "$VB"
 strict_wait bad
 
