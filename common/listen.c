@@ -27,6 +27,8 @@
 static struct {
     int n;
     int fd[INHERITED_MAX];
+    int listening[INHERITED_MAX]; /* 0: a reuseport master's reservation (see listen_pass) */
+    char name[INHERITED_MAX][32]; /* its LISTEN_FDNAMES entry, "" when none */
     struct sockaddr_storage addr[INHERITED_MAX];
     socklen_t addrlen[INHERITED_MAX];
 } inherited;
@@ -119,24 +121,90 @@ same_address(const struct sockaddr *a, const struct sockaddr_storage *b)
     return 0;
 }
 
-/* The inherited socket bound to sa, taken from the list; -1 when none is. */
 static int
-take_inherited(const struct sockaddr *sa)
+port_of(const struct sockaddr *a)
 {
-    for (int i = 0; i < inherited.n; i++) {
-        int fd = inherited.fd[i];
-        if (fd < 0 || !same_address(sa, &inherited.addr[i]))
-            continue;
-        inherited.fd[i] = -1;
-        return fd;
+    if (a->sa_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)(const void *)a)->sin_port);
+    if (a->sa_family == AF_INET6)
+        return ntohs(((const struct sockaddr_in6 *)(const void *)a)->sin6_port);
+    return -1;
+}
+
+/* The same host address, whatever the ports. */
+static int
+same_host(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+    struct sockaddr_storage x;
+
+    memcpy(&x, b, sizeof(x));
+    if (x.ss_family == AF_INET)
+        ((struct sockaddr_in *)&x)->sin_port =
+            ((const struct sockaddr_in *)(const void *)a)->sin_port;
+    else if (x.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&x)->sin6_port =
+            ((const struct sockaddr_in6 *)(const void *)a)->sin6_port;
+    return same_address(a, &x);
+}
+
+/*
+ * The inherited socket bound to sa, taken from the list; -1 when none is.
+ * An address with port 0 ("any port") has no socket of its own to match:
+ * it takes the one a master passed for it at an upgrade, named by the role
+ * (LISTEN_NAME_HTTP, LISTEN_NAME_STATUS) on the same host, so that the new
+ * master serves on the port the old one was given by the kernel.
+ */
+static int
+take_inherited(const struct sockaddr *sa, const char *role, int *listening)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < inherited.n; i++) {
+            int fd = inherited.fd[i];
+            if (fd < 0)
+                continue;
+            if (pass == 0 ? !same_address(sa, &inherited.addr[i])
+                          : port_of(sa) != 0 || strcmp(inherited.name[i], role) != 0 ||
+                                !same_host(sa, &inherited.addr[i]))
+                continue;
+            inherited.fd[i] = -1;
+            *listening = inherited.listening[i];
+            return fd;
+        }
     }
     return -1;
+}
+
+/* The i-th name of LISTEN_FDNAMES (colon-separated) into out; "" when absent. */
+static void
+fd_name(const char *names, int i, char *out, size_t outlen)
+{
+    const char *p = names;
+
+    out[0] = '\0';
+    for (; p && i > 0; i--) {
+        p = strchr(p, ':');
+        if (p)
+            p++;
+    }
+    if (p)
+        snprintf(out, outlen, "%.*s", (int)strcspn(p, ":"), p);
+}
+
+/* A bound stream socket that reserves a port with SO_REUSEPORT and does not listen. */
+static int
+is_reuseport_reservation(int fd)
+{
+    int on = 0;
+    socklen_t l = sizeof(on);
+
+    return getsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, &l) == 0 && on;
 }
 
 int
 listen_inherit(char *err, size_t errlen)
 {
     const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+    char names[INHERITED_MAX * 32] = "";
     char *end;
     long n;
 
@@ -152,6 +220,8 @@ listen_inherit(char *err, size_t errlen)
                  INHERITED_MAX);
         return -1;
     }
+    if (getenv("LISTEN_FDNAMES"))
+        snprintf(names, sizeof(names), "%s", getenv("LISTEN_FDNAMES"));
     unsetenv("LISTEN_PID");
     unsetenv("LISTEN_FDS");
     unsetenv("LISTEN_FDNAMES");
@@ -160,11 +230,14 @@ listen_inherit(char *err, size_t errlen)
         socklen_t tl = sizeof(type), al = sizeof(acc);
         inherited.addrlen[i] = sizeof(inherited.addr[i]);
         if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM ||
-            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) < 0 || !acc ||
+            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) < 0 ||
+            (!acc && !is_reuseport_reservation(fd)) ||
             getsockname(fd, (struct sockaddr *)&inherited.addr[i], &inherited.addrlen[i]) < 0) {
             snprintf(err, errlen, "LISTEN_FDS: descriptor %d is not a listening stream socket", fd);
             return -1;
         }
+        inherited.listening[i] = acc;
+        fd_name(names, i, inherited.name[i], sizeof(inherited.name[i]));
         fcntl(fd, F_SETFD, FD_CLOEXEC);
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
         inherited.fd[i] = fd;
@@ -200,12 +273,12 @@ listen_inherited_unused(char *names, size_t len)
  * inherited socket bound to its address; err says why not.
  */
 static int
-open_one(struct listener *l, const char *spec, int reuseport, const char *what, char *err,
-         size_t errlen)
+open_one(struct listener *l, const char *spec, int reuseport, const char *what, const char *role,
+         char *err, size_t errlen)
 {
     char host[256], port[16], label[300];
     struct addrinfo hints = {0}, *res = NULL;
-    int gai;
+    int gai, listening = 0;
 
     snprintf(label, sizeof(label), "%s%s", what, spec);
     l->fd = -1;
@@ -221,10 +294,17 @@ open_one(struct listener *l, const char *spec, int reuseport, const char *what, 
         snprintf(err, errlen, "%s: %s", label, gai_strerror(gai));
         return -1;
     }
-    l->fd = take_inherited(res->ai_addr);
+    l->fd = take_inherited(res->ai_addr, role, &listening);
     l->inherited = l->fd >= 0;
-    if (l->inherited && reuseport) {
+    if (l->inherited && reuseport && listening) {
         snprintf(err, errlen, "%s: reuseport cannot share a socket passed in LISTEN_FDS", label);
+        close(l->fd);
+        l->fd = -1;
+    } else if (l->inherited && !reuseport && !listening) {
+        snprintf(err, errlen,
+                 "%s: the socket passed in LISTEN_FDS is a reuseport one (it does not "
+                 "listen): reuseport changed, which needs a restart",
+                 label);
         close(l->fd);
         l->fd = -1;
     } else if (!l->inherited) {
@@ -257,7 +337,7 @@ listen_open(struct listener_set *ls, const struct config *c, char *err, size_t e
     ls->reuseport = c->reuseport;
     for (int i = 0; i < c->nlisten; i++) {
         ls->n = i + 1;
-        if (open_one(&ls->l[i], c->listen[i], c->reuseport, "", err, errlen) < 0)
+        if (open_one(&ls->l[i], c->listen[i], c->reuseport, "", LISTEN_NAME_HTTP, err, errlen) < 0)
             goto fail;
     }
     return 0;
@@ -273,7 +353,7 @@ listen_open_status(struct listener *l, const char *spec, char *err, size_t errle
     l->fd = -1;
     if (!spec || strcmp(spec, "off") == 0)
         return 0;
-    if (open_one(l, spec, 0, "status_listen ", err, errlen) < 0) {
+    if (open_one(l, spec, 0, "status_listen ", LISTEN_NAME_STATUS, err, errlen) < 0) {
         listen_close_one(l);
         return -1;
     }
@@ -326,4 +406,50 @@ listen_reuseport_socket(const struct listener *l)
         return -1;
     }
     return fd;
+}
+
+/* Adds fd to the list of descriptors to pass; -1 when it is full. */
+static int
+pass_add(int *fds, char *names, size_t nameslen, int *n, int fd, const char *name)
+{
+    size_t o = strlen(names);
+
+    if (*n >= INHERITED_MAX)
+        return -1;
+    fds[(*n)++] = fd;
+    snprintf(names + o, nameslen - o, "%s%s", o ? ":" : "", name);
+    return 0;
+}
+
+int
+listen_pass(const struct listener_set *ls, const struct listener *status)
+{
+    int fds[INHERITED_MAX], tmp[INHERITED_MAX], n = 0;
+    char names[INHERITED_MAX * 8] = "", num[32];
+
+    for (int i = 0; i < ls->n; i++)
+        if (ls->l[i].fd >= 0 &&
+            pass_add(fds, names, sizeof(names), &n, ls->l[i].fd, LISTEN_NAME_HTTP) < 0)
+            return -1;
+    if (status && status->fd >= 0 &&
+        pass_add(fds, names, sizeof(names), &n, status->fd, LISTEN_NAME_STATUS) < 0)
+        return -1;
+    /*
+     * First above every target (a socket may already sit where another
+     * must go), then each to its place: dup2 leaves FD_CLOEXEC off the
+     * copy, so these alone cross the exec.
+     */
+    for (int i = 0; i < n; i++)
+        if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, LISTEN_FDS_START + n)) < 0)
+            return -1;
+    for (int i = 0; i < n; i++) {
+        if (dup2(tmp[i], LISTEN_FDS_START + i) < 0)
+            return -1;
+        close(tmp[i]);
+    }
+    snprintf(num, sizeof(num), "%d", n);
+    if (setenv("LISTEN_FDS", num, 1) < 0 || setenv("LISTEN_FDNAMES", names, 1) < 0)
+        return -1;
+    snprintf(num, sizeof(num), "%ld", (long)getpid());
+    return setenv("LISTEN_PID", num, 1) < 0 ? -1 : n;
 }

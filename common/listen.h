@@ -13,7 +13,9 @@
  * them): a configured address that one of them is bound to takes that
  * socket instead of binding its own, so the port stays open while the
  * server restarts (connections wait in its backlog) and may be below 1024
- * without root.  Shared mode only.
+ * without root.  Shared mode only, except at a binary upgrade: the old
+ * master passes its sockets the same way (listen_pass), a reuseport one
+ * its reservations.
  */
 #ifndef CONDUITD_LISTEN_H
 #define CONDUITD_LISTEN_H
@@ -40,6 +42,14 @@ struct listener_set {
 #define LISTEN_BACKLOG 4096
 
 /*
+ * The LISTEN_FDNAMES a master gives the sockets it passes at an upgrade
+ * (listen_pass): an address configured with port 0 takes the socket of its
+ * role (see take_inherited in listen.c).
+ */
+#define LISTEN_NAME_HTTP "listen"
+#define LISTEN_NAME_STATUS "status"
+
+/*
  * Takes the sockets passed in LISTEN_FDS when LISTEN_PID is this process
  * (and unsets the three variables, so that no child takes them again),
  * for listen_open() and listen_open_status() to use.  Returns how many, or
@@ -53,6 +63,17 @@ int listen_inherit(char *err, size_t errlen);
  * how many (their names in names, comma-separated, for the log).
  */
 int listen_inherited_unused(char *names, size_t len);
+
+/*
+ * In a child about to exec a new master (a binary upgrade): puts the
+ * sockets of ls and status (NULL or fd -1: none) at descriptors 3, 4, ...
+ * without FD_CLOEXEC, and sets LISTEN_FDS, LISTEN_FDNAMES and LISTEN_PID
+ * (this process) for listen_inherit() in the new binary: the same path as
+ * systemd's socket activation.  A reuseport set passes its reservations
+ * (bound, not listening), which the new master's workers share.  How many
+ * sockets, or -1 (errno).
+ */
+int listen_pass(const struct listener_set *ls, const struct listener *status);
 
 /* Binds every address of c; on failure closes what it opened, err says why. */
 int listen_open(struct listener_set *ls, const struct config *c, char *err, size_t errlen);

@@ -62,6 +62,12 @@ daemon_detach(void)
     return 0;
 }
 
+int
+daemon_stay(void)
+{
+    return chdir("/");
+}
+
 void
 daemon_ready(int ok)
 {
@@ -129,6 +135,12 @@ daemon_write_pidfile(const char *path, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+int
+daemon_oldbin_path(const char *path, char *out, size_t outlen)
+{
+    return snprintf(out, outlen, "%s.oldbin", path) >= (int)outlen ? -1 : 0;
 }
 
 void

@@ -18,10 +18,25 @@ int daemon_detach(void);
 void daemon_ready(int ok);
 
 /*
+ * The new master of a binary upgrade, when daemonized: the old master it
+ * is the child of detached already (its session, stdin and stdout are
+ * inherited), so it only leaves its start folder for "/", as
+ * daemon_detach() does, and does not fork again: the old master must see
+ * it exit.  0 or -1.
+ */
+int daemon_stay(void);
+
+/*
  * Writes our pid to path, refusing when another live process owns it.
  * Returns 0, or -1 with a reason in err.
  */
 int daemon_write_pidfile(const char *path, char *err, size_t errlen);
+/*
+ * path with ".oldbin" appended (where an old master's pid goes during a
+ * binary upgrade, as nginx's does) into out; -1 when it does not fit.
+ */
+int daemon_oldbin_path(const char *path, char *out, size_t outlen);
+
 /* Removes the pid file if it still names this process. */
 void daemon_remove_pidfile(const char *path);
 /* The pid in path, or -1 (err says why). */

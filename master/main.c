@@ -23,6 +23,8 @@
 #include "master/initdb.h"
 #include "master/master.h"
 #include "master/options.h"
+#include "master/upgrade.h"
+#include "master/upgrade_cmd.h"
 
 static void
 print_version(void)
@@ -240,10 +242,25 @@ preflight(const struct config *c, char *err, size_t errlen)
     return 0;
 }
 
+/* Removes what names this process: the pidfile, or its .oldbin after an upgrade began. */
+static void
+remove_pidfiles(const char *pid_file)
+{
+    char oldbin[PATH_MAX + 8];
+
+    if (!pid_file[0])
+        return;
+    daemon_remove_pidfile(pid_file);
+    if (daemon_oldbin_path(pid_file, oldbin, sizeof(oldbin)) == 0)
+        daemon_remove_pidfile(oldbin);
+}
+
 static int
 run(const struct options *o, struct config *c)
 {
     char err[CONFIG_ERR_LEN];
+    /* First: the new master of an upgrade knows it by its parent's word. */
+    pid_t old_master = upgrade_from();
     int status = preflight(c, err, sizeof(err));
 
     if (status != 0) {
@@ -259,8 +276,12 @@ run(const struct options *o, struct config *c)
         fprintf(stderr, "conduitd: cannot open the log %s: %s\n", c->log, strerror(errno));
         return 1;
     }
-    /* Until the workers are ready, what refuses the start is said here too. */
-    log_echo_stderr(1);
+    /*
+     * Until the workers are ready, what refuses the start is said here too;
+     * but not by the new master of a daemon's upgrade, whose stderr is the
+     * log itself (master.c, start_upgrade).
+     */
+    log_echo_stderr(!(old_master && c->daemonize));
     /*
      * master_init takes the config, so the pidfile's path is copied first:
      * onto the stack, not the heap, since the processes that fork from
@@ -274,25 +295,27 @@ run(const struct options *o, struct config *c)
         return 1;
     }
     int daemonize = c->daemonize;
-    if (master_init(o, c) < 0) {
+    if (master_init(o, c, old_master) < 0) {
         status = 1;
         goto out;
     }
-    if (daemonize && daemon_detach() < 0) {
+    if (daemonize && !old_master && daemon_detach() < 0) {
         log_error("cannot become a daemon: %s", strerror(errno));
         status = 1;
         goto out;
     }
-    if (daemonize)
+    if (daemonize && old_master && daemon_stay() < 0)
+        log_warning("cannot change to /: %s", strerror(errno));
+    if (daemonize && !old_master)
         log_echo_stderr(1); /* the daemon is a new process: echo from it */
-    if (pid_file[0] && daemon_write_pidfile(pid_file, err, sizeof(err)) < 0) {
+    /* The new master of an upgrade writes it once its workers are ready (master.c). */
+    if (pid_file[0] && !old_master && daemon_write_pidfile(pid_file, err, sizeof(err)) < 0) {
         log_error("%s", err);
         daemon_ready(0);
         return 1; /* the pidfile is another master's: leave it */
     }
     status = master_run();
-    if (pid_file[0])
-        daemon_remove_pidfile(pid_file);
+    remove_pidfiles(pid_file);
 out:
     log_close();
     return status;
@@ -310,6 +333,10 @@ main(int argc, char **argv)
         fprintf(stderr, "conduitd: %s\n(try conduitd -h)\n", err);
         return 1;
     }
+    /* How it was started, for a binary upgrade (SIGUSR2): before argv holds the title. */
+    if (o.action == OPTIONS_RUN && upgrade_init(argc, argv) < 0)
+        fprintf(stderr, "conduitd: cannot note how it was started (%s): SIGUSR2 cannot upgrade\n",
+                strerror(errno));
     /* options_parse copied what it keeps: argv may now hold the title. */
     proctitle_init(argc, argv);
 
@@ -339,6 +366,8 @@ main(int argc, char **argv)
             }
         } else if (o.action == OPTIONS_INIT_DB) {
             status = initdb_run(&c);
+        } else if (o.action == OPTIONS_SIGNAL && strcmp(o.signal_name, "upgrade") == 0) {
+            status = upgrade_command(&c);
         } else if (o.action == OPTIONS_SIGNAL) {
             status = send_signal(&c, o.signal_name);
         } else {

@@ -5,6 +5,11 @@
  * A reload (HUP) starts generation g+1 beside g and retires g once the new
  * workers are ready, so some process is always accepting.  Each live worker
  * also owns one slot of the scoreboard, where it writes its heartbeat.
+ *
+ * A binary upgrade (USR2) starts a new master beside this one, as its
+ * child (upgrade.h); WINCH then retires this master's workers, HUP brings
+ * them back, and the new master's exit, whenever it comes, gives this one
+ * the service back (the pidfile, systemd's MAINPID, its workers).
  */
 #include "config.h"
 
@@ -13,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -28,6 +34,7 @@
 #include "common/scoreboard.h"
 #include "master/daemon.h"
 #include "master/notify.h"
+#include "master/upgrade.h"
 #include "worker/worker.h"
 
 #define TICK_MS 250
@@ -98,20 +105,24 @@ static struct master {
     uint64_t served_retired;           /* responses of workers that have exited */
     int64_t status_sent_ms;            /* the last STATUS= line */
     char status_sent[160];
+    pid_t old_master;      /* the master this one replaced by an upgrade; 0: none */
+    pid_t new_master;      /* the master USR2 started, while it lives; 0: none */
+    int new_master_exited; /* reaped, with this status: upgrade_ended() says how */
+    int new_master_status;
+    int winched;  /* WINCH: the workers retired for the new master; HUP or its exit undoes it */
+    int resuming; /* the generation starting is the one WINCH retired, back */
 } M;
 
 static const int handled_signals[] = {SIGHUP,  SIGTERM, SIGINT,  SIGQUIT,  SIGTTIN,
                                       SIGTTOU, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
 
 /*
- * Signals an operator sends a pre-fork master by habit (nginx's, unicorn's
- * and gunicorn's) that conduitd has no meaning for: USR2 there starts a new
- * binary, WINCH stops the workers and keeps the master.  Their default
- * actions would end the master (USR2) and leave its workers unsupervised,
- * or do nothing unseen (WINCH): the master logs that it ignores them, and a
- * worker, which gets them too when they are sent to the whole process
- * group, ignores them (child_setup), as it does TTIN and TTOU, which would
- * stop it.
+ * Signals for the master alone: USR2 starts a new binary, WINCH retires
+ * the workers of an old master once a new one serves (nginx's meanings,
+ * and unicorn's and gunicorn's).  A worker, which gets them too when they
+ * are sent to the whole process group, ignores them (child_setup), as it
+ * does TTIN and TTOU, which would stop it: USR2's default action would end
+ * it.
  */
 static const int ignored_in_workers[] = {SIGUSR2, SIGWINCH, SIGTTIN, SIGTTOU};
 
@@ -377,8 +388,13 @@ reap(void)
         struct worker_proc *p = proc_by_pid(pid);
         struct exit_record *e;
 
-        if (!p)
+        if (!p) {
+            if (pid == M.new_master) {
+                M.new_master_exited = 1;
+                M.new_master_status = status;
+            }
             continue;
+        }
         e = &M.exits[M.nexits++];
         e->pid = pid;
         e->index = p->index;
@@ -476,7 +492,7 @@ current_proc_exists(int index)
 static void
 spawn_missing(int64_t now)
 {
-    if (M.stopping || M.fatal || now < M.backoff_until_ms)
+    if (M.stopping || M.fatal || M.winched || now < M.backoff_until_ms)
         return;
     for (int i = 0; i < M.target; i++)
         if (!current_proc_exists(i) && spawn(i) < 0)
@@ -544,7 +560,7 @@ replacement_of(const struct worker_proc *p)
 static void
 recycle_workers(int64_t now)
 {
-    if (M.stopping || M.fatal || now < M.backoff_until_ms)
+    if (M.stopping || M.fatal || M.winched || now < M.backoff_until_ms)
         return;
     for (int i = 0; i < MAX_PROCS; i++) {
         struct worker_proc *p = &M.procs[i];
@@ -614,6 +630,8 @@ send_status(int64_t now, const char *prefix)
     notify_send(&M.notify, "%s%s", prefix ? prefix : "", line);
 }
 
+static void upgrade_ready(void);
+
 static void
 tick(void)
 {
@@ -664,6 +682,8 @@ tick(void)
         if (!M.started) {
             M.started = 1;
             log_notice("%d worker(s) ready", nready);
+            if (M.old_master)
+                upgrade_ready();
             daemon_ready(1);
             /* MAINPID: after -d the pid systemd started is gone. */
             send_status(now, "");
@@ -672,7 +692,13 @@ tick(void)
         if (M.reloading) {
             M.reloading = 0;
             retire_old_generations();
-            log_notice("reload complete: generation %d, %d worker(s)", M.generation, nready);
+            if (M.resuming)
+                log_notice("workers back: generation %d, %d worker(s) ready; this master (pid %d) "
+                           "serves again",
+                           M.generation, nready, (int)getpid());
+            else
+                log_notice("reload complete: generation %d, %d worker(s)", M.generation, nready);
+            M.resuming = 0;
             log_db_sizing(nready);
             send_status(now, "READY=1\n");
         }
@@ -878,10 +904,171 @@ reopen_logs(void)
     broadcast(SIGUSR1);
 }
 
+/* path.oldbin into out; -1 when there is no pidfile (or the name does not fit). */
+static int
+oldbin_path(char *out, size_t outlen)
+{
+    return M.cfg.pid_file ? daemon_oldbin_path(M.cfg.pid_file, out, outlen) : -1;
+}
+
+/* The pidfile names this master again, after an upgrade that did not finish. */
+static void
+restore_pidfile(void)
+{
+    char oldbin[PATH_MAX + 8], err[PATH_MAX + 64];
+
+    if (oldbin_path(oldbin, sizeof(oldbin)) < 0 ||
+        daemon_read_pidfile(oldbin, err, sizeof(err)) != getpid())
+        return;
+    if (rename(oldbin, M.cfg.pid_file) < 0)
+        log_error("cannot rename %s back to %s: %s", oldbin, M.cfg.pid_file, strerror(errno));
+}
+
+/*
+ * USR2: the pidfile becomes PIDFILE.oldbin, and the binary this master was
+ * started from runs again as its child, with the same arguments and the
+ * listening sockets (upgrade.h).  Refused while another upgrade is under
+ * way on either side: two new masters, or a third binary, would leave no
+ * master that can take the service back.
+ */
+static void
+start_upgrade(void)
+{
+    char oldbin[PATH_MAX + 8], err[CONFIG_ERR_LEN];
+    pid_t pid;
+
+    if (M.stopping) {
+        log_warning("SIGUSR2 ignored: the master is stopping");
+        return;
+    }
+    if (M.new_master) {
+        log_warning("SIGUSR2 ignored: the new master (pid %d) of the last upgrade still runs: "
+                    "stop it (TERM) to roll back, or this one (WINCH, then TERM) to finish",
+                    (int)M.new_master);
+        return;
+    }
+    if (M.old_master && getppid() == M.old_master) {
+        log_warning("SIGUSR2 ignored: the old master (pid %d) this one replaced still runs: "
+                    "stop it first (TERM)",
+                    (int)M.old_master);
+        return;
+    }
+    M.old_master = 0;
+    if (oldbin_path(oldbin, sizeof(oldbin)) == 0 && rename(M.cfg.pid_file, oldbin) < 0 &&
+        errno != ENOENT) {
+        log_error("upgrade refused: cannot rename %s to %s: %s", M.cfg.pid_file, oldbin,
+                  strerror(errno));
+        return;
+    }
+    log_notice("upgrade (SIGUSR2): starting %s", upgrade_binary());
+    /* A daemon's stderr is /dev/null: the new binary's first words go to the log instead. */
+    pid =
+        upgrade_exec(&M.ls, &M.status, M.cfg.daemonize && log_fd() > STDERR_FILENO ? log_fd() : -1,
+                     err, sizeof(err));
+    if (pid < 0) {
+        log_error("upgrade failed: %s; this master (pid %d) serves on", err, (int)getpid());
+        restore_pidfile();
+        return;
+    }
+    M.new_master = pid;
+    /* From here systemd hears from the new master (MAINPID=, once it is ready). */
+    notify_mute(&M.notify, 1);
+    log_notice("upgrade: new master started, pid %d; this master (pid %d) serves beside it "
+               "until SIGWINCH",
+               (int)pid, (int)getpid());
+}
+
+/* The new master's workers are ready: it says so where the old master and -s upgrade look. */
+static void
+upgrade_ready(void)
+{
+    char err[PATH_MAX + 64];
+
+    if (M.cfg.pid_file && daemon_write_pidfile(M.cfg.pid_file, err, sizeof(err)) < 0)
+        log_error("upgrade: %s", err);
+    log_notice("upgrade: this master (pid %d, conduitd %s) serves; the old master (pid %d) "
+               "too, until it gets SIGWINCH (then SIGTERM ends it); to roll back, stop this one",
+               (int)getpid(), VERSION, (int)M.old_master);
+}
+
+/* The workers WINCH retired start again (HUP, or the new master gone). */
+static void
+resume_workers(const char *why)
+{
+    int64_t now = scoreboard_now_ms();
+
+    M.winched = 0;
+    M.generation++;
+    atomic_store(&M.sb->master.generation, M.generation);
+    M.reloading = 1;
+    M.resuming = 1;
+    M.reload_started_ms = now;
+    log_notice("starting %d worker(s) again (%s): generation %d", M.target, why, M.generation);
+    spawn_missing(now);
+}
+
+/*
+ * WINCH: once a new master serves beside this one, this one's workers
+ * drain and exit as a reload retires them; the master stays, for a
+ * rollback.  Without a new master it would leave nothing serving (and a
+ * terminal sends WINCH when resized): ignored then.
+ */
+static void
+retire_for_upgrade(void)
+{
+    if (!M.new_master) {
+        log_info("SIGWINCH ignored: no new master runs (WINCH retires the workers only during "
+                 "a binary upgrade, after SIGUSR2)");
+        return;
+    }
+    if (M.winched || M.stopping)
+        return;
+    M.winched = 1;
+    M.reloading = 0;
+    M.resuming = 0;
+    log_notice("upgrade: retiring %d worker(s) (SIGWINCH): the new master (pid %d) serves; "
+               "SIGHUP starts them again, SIGTERM ends this master",
+               live_procs(), (int)M.new_master);
+    for (int i = 0; i < MAX_PROCS; i++) {
+        struct worker_proc *p = &M.procs[i];
+        if (p->pid && !p->stopping)
+            stop_proc(p, SIGTERM, (int64_t)M.cfg.graceful_timeout * 1000);
+    }
+}
+
+/* The new master exited: this one takes the service back, whatever the stage. */
+static void
+upgrade_ended(void)
+{
+    int st = M.new_master_status;
+    char how[96];
+
+    describe_status(st, how, sizeof(how));
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        log_notice("upgrade: the new master (pid %d) exited (%s): this master (pid %d) keeps "
+                   "the service",
+                   (int)M.new_master, how, (int)getpid());
+    else
+        log_error("upgrade failed: the new master (pid %d) ended (%s); its lines above say why; "
+                  "this master (pid %d) keeps the service",
+                  (int)M.new_master, how, (int)getpid());
+    M.new_master = 0;
+    M.new_master_exited = 0;
+    restore_pidfile();
+    notify_mute(&M.notify, 0);
+    notify_send(&M.notify, "MAINPID=%d", (int)getpid());
+    if (M.winched && !M.stopping)
+        resume_workers("the new master is gone");
+    else
+        send_status(scoreboard_now_ms(), "READY=1\n");
+}
+
 /*
  * One pass of the master's loop, in a fixed order (nginx's
- * ngx_master_process_cycle is the model): reap what exited, begin a stop,
- * reload, add or remove workers, reopen the logs, then the tick
+ * ngx_master_process_cycle is the model): reap what exited (a new master
+ * of an upgrade too), begin a stop, reload (or bring back the workers
+ * WINCH retired), add or remove workers, reopen the logs, upgrade (USR2,
+ * WINCH), then the tick
  * (judge the exits, heartbeats, respawns, readiness, the service manager).
  * Each step reads the flag its signal set; none runs from inside another,
  * so a reload never forks in the middle of a waitpid() loop, and an exit
@@ -892,6 +1079,8 @@ cycle(void)
 {
     got_chld = 0;
     reap(); /* every pass: SIGCHLDs coalesce */
+    if (M.new_master_exited)
+        upgrade_ended();
     if (got_quit) {
         got_quit = 0;
         begin_stop(STOP_FAST);
@@ -900,6 +1089,12 @@ cycle(void)
         got_term = 0;
         begin_stop(STOP_GRACEFUL);
     }
+    if (got_hup && M.winched) {
+        /* The rollback of an upgrade: the running configuration, as nginx's. */
+        got_hup = 0;
+        if (!M.stopping)
+            resume_workers("SIGHUP: rollback");
+    }
     if (got_hup) {
         const char *busy = reload_busy(scoreboard_now_ms());
         got_hup = 0;
@@ -907,7 +1102,7 @@ cycle(void)
             log_notice("reload deferred: %s; it follows then", busy);
         M.reload_pending = !M.stopping;
     }
-    if (M.reload_pending && !M.stopping && !reload_busy(scoreboard_now_ms())) {
+    if (M.reload_pending && !M.stopping && !M.winched && !reload_busy(scoreboard_now_ms())) {
         M.reload_pending = 0;
         reload();
     }
@@ -927,13 +1122,11 @@ cycle(void)
     }
     if (got_usr2) {
         got_usr2 = 0;
-        log_warning("SIGUSR2 ignored: conduitd has no binary upgrade; restart it, or reload "
-                    "(SIGHUP) to apply a new configuration");
+        start_upgrade();
     }
     if (got_winch) {
         got_winch = 0;
-        log_info("SIGWINCH ignored: conduitd's workers stop with the master (SIGTERM), never "
-                 "without it");
+        retire_for_upgrade();
     }
     tick();
 }
@@ -977,11 +1170,12 @@ raise_nofile(int max_connections)
 }
 
 int
-master_init(const struct options *opts, struct config *cfg)
+master_init(const struct options *opts, struct config *cfg, pid_t old_master)
 {
     char err[CONFIG_ERR_LEN];
 
     M.opts = opts;
+    M.old_master = old_master;
     M.cfg = *cfg; /* the master owns it from here */
     memset(cfg, 0, sizeof(*cfg));
     M.target = config_workers(&M.cfg);
@@ -1031,6 +1225,9 @@ master_run(void)
         log_notice("status page (/metrics, /status) on %s", M.status.name);
     log_notice("conduitd %s starting %d worker(s)%s", VERSION, M.target,
                M.cfg.reuseport ? ", each with its own SO_REUSEPORT socket" : "");
+    if (M.old_master)
+        log_notice("upgrade: this master (pid %d) was started by the master pid %d (SIGUSR2)",
+                   (int)getpid(), (int)M.old_master);
     log_db_sizing(M.target);
 
     while (M.stopping == RUNNING || live_procs() > 0 || M.nexits > 0) {

@@ -60,26 +60,41 @@ notify_close(struct notifier *n)
 }
 
 void
-notify_send(struct notifier *n, const char *fmt, ...)
+notify_mute(struct notifier *n, int muted)
+{
+    n->muted = muted;
+}
+
+static void
+send_message(struct notifier *n, const char *msg, size_t len)
 {
     struct sockaddr_un sa;
+
+    if (n->fd < 0)
+        return;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, n->path, (size_t)n->pathlen);
+    if (sendto(n->fd, msg, len, MSG_NOSIGNAL, (struct sockaddr *)&sa,
+               (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n->pathlen)) < 0)
+        log_debug("cannot notify the service manager: %s", strerror(errno));
+}
+
+void
+notify_send(struct notifier *n, const char *fmt, ...)
+{
     char msg[512];
     va_list ap;
     int len;
 
-    if (n->fd < 0)
+    if (n->fd < 0 || n->muted)
         return;
     va_start(ap, fmt);
     len = vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (len < 0 || (size_t)len >= sizeof(msg))
         return;
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path, n->path, (size_t)n->pathlen);
-    if (sendto(n->fd, msg, (size_t)len, MSG_NOSIGNAL, (struct sockaddr *)&sa,
-               (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n->pathlen)) < 0)
-        log_debug("cannot notify the service manager: %s", strerror(errno));
+    send_message(n, msg, (size_t)len);
 }
 
 void
@@ -98,5 +113,5 @@ notify_watchdog(struct notifier *n, int64_t now_ms)
     if (n->fd < 0 || !n->watchdog_ms || now_ms - n->watchdog_sent_ms < n->watchdog_ms)
         return;
     n->watchdog_sent_ms = now_ms;
-    notify_send(n, "WATCHDOG=1");
+    send_message(n, "WATCHDOG=1", strlen("WATCHDOG=1"));
 }

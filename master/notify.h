@@ -17,6 +17,7 @@ struct notifier {
     int pathlen;         /* of the address, for an abstract one */
     int64_t watchdog_ms; /* WATCHDOG=1 this often (half of $WATCHDOG_USEC); 0: none */
     int64_t watchdog_sent_ms;
+    int muted; /* another process (the new master of an upgrade) speaks for the service */
 };
 
 /* Reads $NOTIFY_SOCKET and $WATCHDOG_USEC/$WATCHDOG_PID. */
@@ -25,6 +26,13 @@ void notify_close(struct notifier *n);
 
 /* Sends the formatted lines as one datagram; errors are ignored, as sd_notify's are. */
 void notify_send(struct notifier *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * While muted, notify_send() says nothing (an old master must not tell
+ * systemd STOPPING=1 or a STATUS= about a service that its new master now
+ * runs); the watchdog still goes, which costs nothing.
+ */
+void notify_mute(struct notifier *n, int muted);
 
 /* The RELOADING=1 message, with the MONOTONIC_USEC that systemd 253+ wants beside it. */
 void notify_reloading(struct notifier *n);

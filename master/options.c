@@ -109,8 +109,8 @@ options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen
             continue;
         case 's':
             if (options_signal_number(optarg) < 0) {
-                config_seterr(err, errlen, "-s takes reload, stop, quit or reopen, not \"%s\"",
-                              optarg);
+                config_seterr(err, errlen,
+                              "-s takes reload, stop, quit, reopen or upgrade, not \"%s\"", optarg);
                 return -1;
             }
             o->action = OPTIONS_SIGNAL;
@@ -278,6 +278,8 @@ options_signal_number(const char *name)
         return SIGQUIT;
     if (strcmp(name, "reopen") == 0)
         return SIGUSR1;
+    if (strcmp(name, "upgrade") == 0)
+        return SIGUSR2; /* and the checked sequence of upgrade_cmd.c around it */
     return -1;
 }
 
@@ -289,7 +291,8 @@ options_usage(FILE *out)
           "actions:\n"
           "  -c, --config FILE         read settings from FILE (key = value)\n"
           "  -t, --test-config         check the configuration as a start would, print it\n"
-          "  -s, --signal SIGNAL       send reload, stop, quit or reopen to the running master\n"
+          "  -s, --signal SIGNAL       send reload, stop, quit or reopen to the running master;\n"
+          "                            upgrade: start the binary anew in its place, checked\n"
           "      --init-db             apply the database schema and exit\n"
           "  -V, --version             print the version\n"
           "  -h, --help                this text\n"
@@ -316,6 +319,7 @@ options_usage(FILE *out)
           "never from the command line.\n"
           "\n"
           "signals to the master: HUP reload, TERM graceful stop, INT/QUIT fast stop,\n"
-          "TTIN/TTOU one worker more/fewer, USR1 reopen logs.\n",
+          "TTIN/TTOU one worker more/fewer, USR1 reopen logs, USR2 start a new binary\n"
+          "(upgrade), WINCH retire the workers of the old master during an upgrade.\n",
           out);
 }

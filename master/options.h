@@ -44,7 +44,7 @@ void options_free(struct options *o);
 /* Defaults, then the file, the environment and the flags; then validation. */
 int options_resolve(const struct options *o, struct config *out, char *err, size_t errlen);
 
-/* Maps a -s name (reload, stop, quit, reopen) to a signal; -1 if unknown. */
+/* Maps a -s name (reload, stop, quit, reopen, upgrade) to a signal; -1 if unknown. */
 int options_signal_number(const char *name);
 
 void options_usage(FILE *out);

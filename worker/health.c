@@ -86,15 +86,21 @@ add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
     evbuffer_add(b, "}", 1);
 }
 
-/* 200 with the pid and the worker index: tests tell workers apart by it. */
+/*
+ * 200 with the pid and the worker index (tests tell workers apart by
+ * them), the master's pid and the version: during a binary upgrade both
+ * masters' workers answer on the same sockets, and this says which.
+ */
 void
 health_get(struct http_ctx *c)
 {
     struct evbuffer *b = c->env->scratch;
     struct cache *k = c->env->cache;
 
-    evbuffer_add_printf(b, "{\"status\":\"ok\",\"pid\":%ld,\"worker\":%d", (long)getpid(),
-                        c->env->index);
+    evbuffer_add_printf(b,
+                        "{\"status\":\"ok\",\"pid\":%ld,\"worker\":%d,\"master\":%ld,"
+                        "\"version\":\"%s\"",
+                        (long)getpid(), c->env->index, (long)getppid(), VERSION);
     if (k)
         add_cache(b, c->env, k);
     evbuffer_add(b, "}", 1);

@@ -1,15 +1,19 @@
 #!/bin/sh
 # The signals an operator sends a pre-fork master by habit (nginx's,
-# unicorn's, gunicorn's) end nothing that conduitd has no meaning for: USR2
-# (a binary upgrade there) and WINCH (stop the workers, keep the master)
-# are logged and ignored by the master, and ignored by the workers when
-# sent to the whole process group, as TTIN and TTOU are (their default
-# action would stop a worker, state T, serving nothing, whenever the group
-# has a parent in the same session, as a master started from a shell
-# does; this test's group, led by setsid, has none, so the kernel drops
-# those stops and only the count of workers is checked for them).
+# unicorn's, gunicorn's) are the master's: sent to the whole process
+# group, the workers ignore their copies of USR2 (a binary upgrade:
+# upgrade.sh), WINCH (retire the workers once a new master serves) and
+# TTIN and TTOU (their default action would stop a worker, state T,
+# serving nothing, whenever the group has a parent in the same session, as
+# a master started from a shell does; this test's group, led by setsid,
+# has none, so the kernel drops those stops and only the count of workers
+# is checked for them).  WINCH with no upgrade under way is logged and
+# ignored: it would leave nothing serving (and a terminal sends it when
+# resized).  USR2 to the group starts one new master beside the old one
+# (no pidfile here), and TERM to the new one leaves the old one serving
+# with the same workers.
 # Before: USR2 killed the master and left its two workers serving
-# unsupervised.
+# unsupervised; then, until the binary upgrade, it was ignored.
 . "$top_srcdir/t/lib.sh"
 
 # state PID: the process's state letter (R, S, T for stopped, Z), or "gone".
@@ -27,22 +31,36 @@ lost() { grep -c -E 'killed by signal|died unexpectedly|did not ask' "$T/conduit
 CONDUITD_SETSID=1 conduitd_start -w 2
 before=$(worker_pids | sort | tr '\n' ' ')
 
-kill -USR2 "$CONDUITD_PID"
 kill -WINCH "$CONDUITD_PID"
 wait_for 5 grep -q 'SIGWINCH ignored' "$T/conduitd.log"
-check "USR2 to the master: it lives" alive "$CONDUITD_PID"
-check "USR2: the master says it ignores it" grep -q 'SIGUSR2 ignored: conduitd has no binary upgrade' "$T/conduitd.log"
-check "WINCH: the master says it ignores it" grep -q 'SIGWINCH ignored' "$T/conduitd.log"
-is "USR2, WINCH: the same workers" "$(worker_pids | sort | tr '\n' ' ')" "$before"
+check "WINCH with no upgrade: the master says it ignores it" \
+    grep -q 'SIGWINCH ignored: no new master runs' "$T/conduitd.log"
+is "WINCH: the same workers" "$(worker_pids | sort | tr '\n' ' ')" "$before"
 
-for sig in USR2 WINCH; do
-    kill -"$sig" -- -"$CONDUITD_PID"
-    sleep 0.3
-    check "$sig to the process group: the master lives" alive "$CONDUITD_PID"
-    is "$sig to the process group: the same workers, none stopped or lost" \
-        "$(worker_pids | sort | tr '\n' ' ')" "$before"
-    check "$sig to the process group: still serving" serving
-done
+kill -WINCH -- -"$CONDUITD_PID"
+sleep 0.3
+check "WINCH to the process group: the master lives" alive "$CONDUITD_PID"
+is "WINCH to the process group: the same workers, none stopped or lost" \
+    "$(worker_pids | sort | tr '\n' ' ')" "$before"
+check "WINCH to the process group: still serving" serving
+
+kill -USR2 -- -"$CONDUITD_PID"
+check "USR2 to the process group: a new master starts" \
+    wait_for 5 grep -q 'upgrade: new master started, pid' "$T/conduitd.log"
+new=$(sed -n 's/.*upgrade: new master started, pid \([0-9]*\).*/\1/p' "$T/conduitd.log" | head -n 1)
+EXTRA_PIDS=$new
+check "  and serves beside the old one" \
+    wait_for 15 grep -q "upgrade: this master (pid $new, conduitd .*) serves" "$T/conduitd.log"
+check "USR2 to the process group: the old master lives" alive "$CONDUITD_PID"
+is "USR2 to the process group: the old master's workers, none stopped or lost" \
+    "$(worker_pids | sort | tr '\n' ' ')" "$before"
+check "USR2 to the process group: still serving" serving
+kill -TERM "$new"
+check "TERM to the new master: the old one keeps the service" \
+    wait_for 15 grep -q "the new master (pid $new) exited (exit status 0): this master (pid $CONDUITD_PID) keeps" "$T/conduitd.log"
+EXTRA_PIDS=
+is "  with the same workers" "$(worker_pids | sort | tr '\n' ' ')" "$before"
+check "  serving" serving
 
 # TTIN and TTOU to the group: the master adds, then removes, a worker; the
 # workers' copies do nothing.

@@ -242,7 +242,7 @@ START_TEST(test_errors)
     ck_assert_int_eq(PARSE("--pid"), -1);
     ck_assert_str_eq(err, "option --pid needs a value");
     ck_assert_int_eq(PARSE("-s", "kill"), -1);
-    ck_assert_str_eq(err, "-s takes reload, stop, quit or reopen, not \"kill\"");
+    ck_assert_str_eq(err, "-s takes reload, stop, quit, reopen or upgrade, not \"kill\"");
     ck_assert_int_eq(PARSE("stray"), -1);
     ck_assert_str_eq(err, "unexpected argument \"stray\"");
     ck_assert_int_eq(PARSE("-t", "stray", "-d"), -1);
