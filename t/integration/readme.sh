@@ -12,7 +12,7 @@
 # pastes goes on after), never 2.  What is changed, and why:
 #   - script/deps and script/build are no-ops: the harness has built
 #     everything, and a test installs no package;
-#   - 8080 becomes a free port (the blocks' only TCP port; PostgreSQL's
+#   - 8080 becomes a free port (free_port: the blocks' only TCP port; PostgreSQL's
 #     54329 is a unix socket in the folder's var/pg/run, so cannot collide);
 #   - "S=1" becomes "S=0.01" (as the marker says), --hold becomes 2s
 #     (with --settle-max 5s), --ramp 1s, --duration 2s and --max-levels 1:
@@ -37,12 +37,7 @@ nrun=$(grep -c '^<!-- paste: run' "$readme")
 check "some blocks are run ($nrun)" [ "$nrun" -gt 0 ]
 
 # The blocks to run, in order, each with its substitutions.
-PORT=
-for try in 1 2 3 4 5 6 7 8; do
-    p=$((20000 + ($$ * 13 + try * 977) % 30000))
-    curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$p/" || { PORT=$p; break; }
-done
-[ -n "$PORT" ] || bail "no free port found"
+PORT=$(free_port) || bail "no free port found"
 awk -v port="$PORT" '
     /^<!-- paste: run/ { want = 1; small = ($0 ~ /S=0\.01/); next }
     want && /^```sh$/ { inblock = 1; next }
