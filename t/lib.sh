@@ -333,8 +333,9 @@ pg_standby_start() {
         # Over TCP the port after the primary's was free when pg_start
         # drew it, and may have been taken since.
         _try=$((_try + 1))
-        [ "$_try" -lt 5 ] && grep -q 'could not bind\|could not create any TCP/IP sockets' "$STANDBY_HOST/log" ||
+        if [ "$_try" -ge 5 ] || ! grep -q 'could not bind\|could not create any TCP/IP sockets' "$STANDBY_HOST/log"; then
             bail "the standby did not start: $(tail -5 "$STANDBY_HOST/log")"
+        fi
         STANDBY_PORT=$(free_port) || bail "no free port on 127.0.0.1"
     done
     STANDBY_STARTED=1

@@ -12,11 +12,14 @@
 # pastes goes on after), never 2.  What is changed, and why:
 #   - script/deps and script/build are no-ops: the harness has built
 #     everything, and a test installs no package;
-#   - 8080 becomes a free port (free_port: the blocks' only TCP port; PostgreSQL's
-#     54329 is a unix socket in the folder's var/pg/run, so cannot collide);
+#   - 8080 becomes a free port (free_port: the blocks' only TCP port;
+#     PostgreSQL's 54329 is a unix socket in the folder's var/pg/run, so
+#     cannot collide);
 #   - "S=1" becomes "S=0.01" (as the marker says), --hold becomes 2s
-#     (with --settle-max 5s), --ramp 1s, --duration 2s and --max-levels 1:
-#     the commands and flags are run, not the durations the README states.
+#     (with --settle-max 5s), --ramp 1s, --duration 2s and --max-levels 1,
+#     and the warm-ups (5 s by default) of rate, compare and ceiling 1 s,
+#     ceiling's measure (30 s by default) 2 s: the commands and flags are
+#     run, not the durations the README states or leaves to the defaults.
 # Before the fix the benchmark block read var/conduitd.pid right after
 # `script/setup -w 2 &`, before the file existed (tried: the old block,
 # at scale 0.01 and marked run, fails here: "cat: var/conduitd.pid: No
@@ -47,6 +50,10 @@ awk -v port="$PORT" '
         if (small) sub(/^S=1 /, "S=0.01 ")
         gsub(/--hold [0-9a-z]+/, "--hold 2s --settle-max 5s"); gsub(/--ramp [0-9a-z]+/, "--ramp 1s")
         gsub(/--duration [0-9a-z]+/, "--duration 2s"); gsub(/--max-levels [0-9]+/, "--max-levels 1")
+        if ($0 ~ /^(\$B|build-release\/conduit-bench) (rate|compare|ceiling) /) {
+            if ($2 == "ceiling" && $0 !~ /--duration/) sub(/ ceiling /, " ceiling --duration 2s ")
+            sub(/ (rate|compare|ceiling) /, "&--warmup 1s ")
+        }
         print
         next
     }
