@@ -76,7 +76,7 @@ proxy_start() {
     $PY "$COH" --proxy http://127.0.0.1:0 "$_up" "$@" >"$T/proxy-$_pn.txt" 2>&1 &
     EXTRA_PIDS="$EXTRA_PIDS $!"
     PROXY_PID=$!
-    wait_for 10 grep -q 'proxy listening' "$T/proxy-$_pn.txt" || bail "the stale proxy did not start"
+    wait_for 10 grep -q 'proxy listening' "$T/proxy-$_pn.txt" || bail "the stale proxy did not start within 10 s: $(tail -n 5 "$T/proxy-$_pn.txt")"
     PROXY_URL="http://$(sed -n 's/proxy listening on //p' "$T/proxy-$_pn.txt")"
 }
 proxy_stop() {
