@@ -108,12 +108,56 @@ cleanup() {
     fi
     [ -n "${STANDBY_STARTED:-}" ] && pg_standby_stop
     [ -n "$PG_STARTED" ] && pg_stop
+    lock_drop
     [ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
 }
 trap 'cleanup; exit 1' INT TERM HUP
 # A test that dies on its own (set -u, a failed command in a subshell)
 # still stops its server and its PostgreSQL.
 trap 'cleanup' EXIT
+
+# ------------------------------------------------------------ the suite's lock
+# make -j check runs the tests side by side.  What a test measures in time
+# (a latency or timeout bound, a process's CPU, a load generator's figures)
+# must not share the machine with the rest of the suite, so every test
+# holds the suite's lock (TEST_LOCK, a file make check names) shared from
+# here, and the part that measures takes it exclusive (`exclusive`, or
+# EXCLUSIVE=1 before sourcing this file: the whole test): it runs alone,
+# the other tests side by side.  The unit tests take it shared too
+# (t/locked).  Run by hand, without TEST_LOCK, a test takes no lock.
+# The lock is held by a process of its own (flock on its own descriptor,
+# then tail waiting for this shell to end), not by a descriptor of this
+# shell: no process the test starts inherits it, so none can keep it past
+# the test, and it goes with the test however the test ends.
+SUITE_LOCK_PID=
+lock_take() {
+    [ -n "${TEST_LOCK:-}" ] && command -v flock >/dev/null || return 0
+    lock_drop
+    rm -f "$T/lock.fifo"
+    mkfifo "$T/lock.fifo" || bail "cannot make $T/lock.fifo"
+    # Started from a subshell: not a job of this shell, which a test's
+    # `wait` would wait for.  It prints its pid once it holds the lock.
+    (sh -c 'exec 9>>"$1" && flock -w 3600 "$2" 9 && echo $$ && exec tail -s 0.2 --pid="$3" -f /dev/null >/dev/null' \
+        lock "$TEST_LOCK" "-$1" "$$" >"$T/lock.fifo" 2>/dev/null </dev/null &)
+    read -r SUITE_LOCK_PID <"$T/lock.fifo" || SUITE_LOCK_PID=
+    rm -f "$T/lock.fifo"
+    [ -n "$SUITE_LOCK_PID" ] || bail "the suite's lock ($TEST_LOCK) was not granted ($1) within an hour"
+}
+lock_drop() {
+    [ -n "$SUITE_LOCK_PID" ] || return 0
+    kill "$SUITE_LOCK_PID" 2>/dev/null
+    # Not a child: gone (or a zombie, its descriptors closed) through /proc.
+    while [ -e /proc/"$SUITE_LOCK_PID" ] && ! grep -q '^[0-9]* ([^)]*) Z' /proc/"$SUITE_LOCK_PID"/stat 2>/dev/null; do
+        sleep 0.01
+    done
+    SUITE_LOCK_PID=
+}
+# exclusive: from here on no other test of make check runs (until `shared`
+# or the end); what ran beside this test until now is waited for.
+exclusive() { lock_take x; }
+# shared: the measuring part is over; the other tests may run again.
+shared() { lock_take s; }
+if [ -n "${EXCLUSIVE:-}" ]; then exclusive; else shared; fi
 
 # ------------------------------------------------------------ PostgreSQL
 as_pg() {
@@ -128,8 +172,15 @@ pg_start() {
     [ -x "$PG_BINDIR/initdb" ] || skip "PostgreSQL 15 not found in $PG_BINDIR"
     mkdir -p "$T/pg"
     [ "$(id -u)" = 0 ] && chown postgres "$T/pg"
-    as_pg "$PG_BINDIR/initdb" -D "$T/pg/data" -E UTF8 --locale=C.UTF-8 \
-        -A trust -U postgres >"$T/pg/initdb.log" 2>&1 || bail "initdb failed"
+    # What the copy holds already: the database, and the schema.
+    _made=
+    if pg_template; then
+        _from=$PG_TEMPLATE/bare _made=db
+        [ -z "${PG_NO_SCHEMA:-}" ] && [ -d "$PG_TEMPLATE/schema" ] && _from=$PG_TEMPLATE/schema _made=schema
+        cp -a "$_from" "$T/pg/data" || bail "cannot copy $_from"
+    else
+        pg_initdb "$T/pg/data" >"$T/pg/initdb.log" 2>&1 || bail "initdb failed: $(tail -n 5 "$T/pg/initdb.log")"
+    fi
     cat >>"$T/pg/data/postgresql.conf" <<CONF
 listen_addresses = '${PG_LISTEN:-}'
 unix_socket_directories = '$T/pg'
@@ -138,18 +189,101 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 CONF
-    PGPORT=${PGPORT_TEST:-$((20000 + $$ % 20000))}
-    export PGHOST="$T/pg" PGPORT PGUSER=postgres PGDATABASE=conduit
-    pg_ctl_start || bail "PostgreSQL did not start"
+    export PGHOST="$T/pg" PGUSER=postgres PGDATABASE=conduit
+    # Unix socket only, the port names the socket in $T/pg, which no other
+    # test shares.  Over TCP it must be free on 127.0.0.1 (and the next one,
+    # a standby's): another is tried when the one drawn was taken meanwhile.
+    PGPORT=${PGPORT_TEST:-$((20000 + $$ % 12000))}
+    export PGPORT
+    _try=0
+    while :; do
+        if [ -n "${PG_LISTEN:-}" ] && [ -z "${PGPORT_TEST:-}" ]; then
+            PGPORT=$(free_port 2) || bail "no free port on 127.0.0.1"
+        fi
+        pg_ctl_start && break
+        _try=$((_try + 1))
+        [ -n "${PG_LISTEN:-}" ] && [ -z "${PGPORT_TEST:-}" ] && [ "$_try" -lt 5 ] &&
+            grep -q 'could not bind\|could not create any TCP/IP sockets' "$T/pg/log" && continue
+        bail "PostgreSQL did not start: $(tail -n 5 "$T/pg/log")"
+    done
     PG_STARTED=1
-    as_pg "$PG_BINDIR/createdb" -h "$PGHOST" -p "$PGPORT" conduit || bail "createdb failed"
+    [ -n "$_made" ] || as_pg "$PG_BINDIR/createdb" -h "$PGHOST" -p "$PGPORT" conduit || bail "createdb failed"
     DB="host=$PGHOST port=$PGPORT user=postgres dbname=conduit"
     export DB
-    [ -n "${PG_NO_SCHEMA:-}" ] && return 0
+    [ -n "${PG_NO_SCHEMA:-}" ] || [ "$_made" = schema ] && return 0
     psql -X -q -v ON_ERROR_STOP=1 -f "$top_srcdir/sql/schema.sql" >"$T/pg/schema.log" 2>&1 ||
         { cat "$T/pg/schema.log"; bail "schema.sql failed"; }
     DB="host=$PGHOST port=$PGPORT user=postgres dbname=conduit"
     export DB
+}
+
+pg_initdb() {
+    as_pg "$PG_BINDIR/initdb" -D "$1" -E UTF8 --locale=C.UTF-8 -A trust -U postgres
+}
+
+# pg_template: the clusters pg_start copies, made once for the whole make
+# check (PG_TEMPLATE, a folder it names and empties first) by the first
+# test that asks while the others wait: initdb, createdb and the schema
+# take seconds on a busy machine, a copy a fraction of one.  In it, bare/
+# (the database "conduit", empty: PG_NO_SCHEMA) and schema/ (with
+# sql/schema.sql applied; missing when it failed, so that pg_start applies
+# it and says why).  1 without PG_TEMPLATE (a test run by hand) or when
+# initdb failed there: pg_start makes its cluster itself.
+pg_template() {
+    [ -n "${PG_TEMPLATE:-}" ] || return 1
+    (
+        if command -v flock >/dev/null; then flock -w 300 8 || exit 1; fi
+        [ -f "$PG_TEMPLATE/made" ] && exit 0
+        rm -rf "$PG_TEMPLATE" && mkdir -p "$PG_TEMPLATE" || exit 1
+        [ "$(id -u)" = 0 ] && chown postgres "$PG_TEMPLATE"
+        _tl=$PG_TEMPLATE/log
+        pg_initdb "$PG_TEMPLATE/bare" >"$_tl" 2>&1 || exit 1
+        # Started on a socket in its folder, to make the database, then
+        # the copy with the schema.
+        _tpg() { as_pg "$PG_BINDIR/pg_ctl" -D "$1" -l "$_tl.$2" -w -t 60 -m fast \
+            -o "-c listen_addresses='' -k $PG_TEMPLATE -p 5432" "$2" >>"$_tl" 2>&1; }
+        _tpg "$PG_TEMPLATE/bare" start || exit 1
+        as_pg "$PG_BINDIR/createdb" -h "$PG_TEMPLATE" -p 5432 conduit >>"$_tl" 2>&1
+        _ok=$?
+        _tpg "$PG_TEMPLATE/bare" stop || exit 1
+        [ "$_ok" = 0 ] || exit 1
+        cp -a "$PG_TEMPLATE/bare" "$PG_TEMPLATE/schema" && _tpg "$PG_TEMPLATE/schema" start || exit 1
+        psql -X -q -v ON_ERROR_STOP=1 -h "$PG_TEMPLATE" -p 5432 -U postgres -d conduit \
+            -f "$top_srcdir/sql/schema.sql" >>"$_tl" 2>&1
+        _ok=$?
+        _tpg "$PG_TEMPLATE/schema" stop || exit 1
+        [ "$_ok" = 0 ] || rm -rf "$PG_TEMPLATE/schema"
+        rm -f "$PG_TEMPLATE"/*/postmaster.opts
+        : >"$PG_TEMPLATE/made"
+    ) 8>>"$PG_TEMPLATE.lock"
+}
+
+# free_port [N]: a TCP port free on 127.0.0.1 now, and the N - 1 after it,
+# drawn at random below the kernel's ephemeral range (32768 and up), where
+# the port-0 listeners and the clients of the tests beside this one take
+# theirs.  The caller binds it soon after, and draws again when it was
+# taken meanwhile.
+free_port() {
+    $PY - "${1:-1}" <<'EOF'
+import random, socket, sys
+n = int(sys.argv[1])
+for _ in range(200):
+    p = random.randrange(10000, 32000)
+    socks = []
+    try:
+        for q in range(p, p + n):
+            s = socket.socket()
+            socks.append(s)
+            s.bind(("127.0.0.1", q))
+    except OSError:
+        continue
+    finally:
+        for s in socks:
+            s.close()
+    print(p)
+    sys.exit(0)
+sys.exit(1)
+EOF
 }
 
 # db_digest: one digest of every row of every table (a request that must
@@ -193,8 +327,17 @@ pg_standby_start() {
     printf "unix_socket_directories = '%s'\n" "$STANDBY_HOST" >>"$STANDBY_HOST/data/postgresql.conf"
     for _l in "$@"; do printf '%s\n' "$_l" >>"$STANDBY_HOST/data/postgresql.conf"; done
     STANDBY_PORT=$((PGPORT + 1))
-    as_pg "$PG_BINDIR/pg_ctl" -D "$STANDBY_HOST/data" -l "$STANDBY_HOST/log" -w -t 30 \
-        -o "-p $STANDBY_PORT" start >/dev/null || bail "the standby did not start: $(tail -5 "$STANDBY_HOST/log")"
+    _try=0
+    until as_pg "$PG_BINDIR/pg_ctl" -D "$STANDBY_HOST/data" -l "$STANDBY_HOST/log" -w -t 30 \
+        -o "-p $STANDBY_PORT" start >/dev/null; do
+        # Over TCP the port after the primary's was free when pg_start
+        # drew it, and may have been taken since.
+        _try=$((_try + 1))
+        if [ "$_try" -ge 5 ] || ! grep -q 'could not bind\|could not create any TCP/IP sockets' "$STANDBY_HOST/log"; then
+            bail "the standby did not start: $(tail -5 "$STANDBY_HOST/log")"
+        fi
+        STANDBY_PORT=$(free_port) || bail "no free port on 127.0.0.1"
+    done
     STANDBY_STARTED=1
     STANDBY_DB="host=$STANDBY_HOST port=$STANDBY_PORT user=postgres dbname=conduit"
     wait_for 10 sh -c "[ \"\$(psql -X -At -c 'select count(*) from pg_stat_replication')\" = 1 ]" ||
@@ -364,7 +507,7 @@ fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
 # nginx_start DIR UPSTREAM...: nginx in front of the conduitd instances at
 # UPSTREAM (HOST:PORT each), configured from the template `make install`
 # ships (etc/nginx-upstream.conf.in) as a deployment would be, on a free
-# loopback port.  Its files go in DIR.  Sets NPORT and NGINX_PID (the
+# loopback port (free_port).  Its files go in DIR.  Sets NPORT and NGINX_PID (the
 # caller stops it); 1 when it did not start.
 NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 
@@ -395,17 +538,34 @@ nginx_start() {
     _nd=$1; shift
     _servers=
     for _u in "$@"; do _servers="${_servers}server $_u max_fails=3 fail_timeout=10s; "; done
-    mkdir -p "$_nd/tmp"
-    chmod 777 "$_nd/tmp"
-    _nofile=$(ulimit -Hn)
+    nginx_listen "$_nd" /api/tags nginx_upstream_conf
+}
+# nginx_upstream_conf PORT: nginx_start's configuration, listening on PORT.
+nginx_upstream_conf() {
+    sed -e "s|@UPSTREAM_SERVERS@|$_servers|" -e "s|listen 80;|listen 127.0.0.1:$1;|" \
+        -e '/listen \[::\]:80;/d' "$top_srcdir/etc/nginx-upstream.conf.in" >"$_nd/upstream.conf"
+    nginx_conf "$_nd" "$(ulimit -Hn)" "include $_nd/upstream.conf;"
+}
+
+# nginx_listen DIR PATH CONF: a private nginx (nginx_conf's) on a free
+# loopback port, answering GET PATH.  CONF PORT is a command that writes
+# DIR/nginx.conf listening on PORT.  Sets NPORT and NGINX_PID (the caller
+# stops it); 1 when it did not start on any of five ports.
+nginx_listen() {
+    mkdir -p "$1/tmp"
+    chmod 777 "$1/tmp"
     for _try in 1 2 3 4 5; do
-        NPORT=$((30000 + ($$ * 7 + _try * 131) % 30000))
-        sed -e "s|@UPSTREAM_SERVERS@|$_servers|" -e "s|listen 80;|listen 127.0.0.1:$NPORT;|" \
-            -e '/listen \[::\]:80;/d' "$top_srcdir/etc/nginx-upstream.conf.in" >"$_nd/upstream.conf"
-        nginx_conf "$_nd" "$_nofile" "include $_nd/upstream.conf;"
-        "$NGINX" -p "$_nd" -c "$_nd/nginx.conf" </dev/null >"$_nd/out" 2>&1 &
+        NPORT=$(free_port) || return 1
+        rm -f "$1/nginx.pid"
+        "$3" "$NPORT"
+        "$NGINX" -p "$1" -c "$1/nginx.conf" </dev/null >"$1/out" 2>&1 &
         NGINX_PID=$!
-        wait_for 5 sh -c "curl -s -o /dev/null http://127.0.0.1:$NPORT/api/tags" && return 0
+        # nginx writes its pid file once it holds its port (when the port
+        # was taken meanwhile, it exits instead): only then is an answer on
+        # the port its own, not another test's server's.
+        wait_for 5 sh -c "[ \"\$(cat '$1/nginx.pid' 2>/dev/null)\" = $NGINX_PID ] || ! kill -0 $NGINX_PID" &&
+            alive "$NGINX_PID" &&
+            wait_for 5 sh -c "curl -s -o /dev/null http://127.0.0.1:$NPORT$2" && return 0
         stop_pid "$NGINX_PID"
     done
     NGINX_PID=

@@ -23,6 +23,8 @@ cat >"$T/tags.json" <<'JSON'
             "requests": [{"method": "GET", "path": "/api/tags", "endpoint": "tags"}]}]}
 JSON
 P="--profile $T/tags.json --port $PORT --scale $S --quiet"
+# The latencies are measured alone (t/lib.sh), not beside the rest of the suite.
+exclusive
 # (Little's law's tolerance as bench.sh's: timers of a loaded machine run
 # late by milliseconds, a lot next to a 50 ms think time.)
 "$BENCH" run $P --users 4 --ramp 0 --hold 4s --little-tol 25 --json "$T/run.json" \

@@ -76,7 +76,7 @@ proxy_start() {
     $PY "$COH" --proxy http://127.0.0.1:0 "$_up" "$@" >"$T/proxy-$_pn.txt" 2>&1 &
     EXTRA_PIDS="$EXTRA_PIDS $!"
     PROXY_PID=$!
-    wait_for 10 grep -q 'proxy listening' "$T/proxy-$_pn.txt" || bail "the stale proxy did not start"
+    wait_for 10 grep -q 'proxy listening' "$T/proxy-$_pn.txt" || bail "the stale proxy did not start within 10 s: $(tail -n 5 "$T/proxy-$_pn.txt")"
     PROXY_URL="http://$(sed -n 's/proxy listening on //p' "$T/proxy-$_pn.txt")"
 }
 proxy_stop() {
@@ -176,6 +176,8 @@ check "at least a tenth of the reads were answered by another worker than their 
     [ "$((${sp_other:-0} * 10))" -ge "${sp_reads:-1}" ]
 
 # ------------------------------------------------------------ across A -> B
+# The delays are measured alone (t/lib.sh), not beside the rest of the suite.
+exclusive
 t0=$(date +%s)
 coh across --across "$A_BASE" "$B_BASE" --pairs "$ACROSS_PAIRS" --threads $THREADS \
     --seed "$SEED" --bound-ms $BOUND_MS
@@ -184,6 +186,8 @@ is "across: no request failed" "$R_errors" 0
 is "across: every write seen on B within $BOUND_MS ms" "$R_unseen" 0
 is "across: no old value after the new one was seen, once the delay has passed" "$R_back" 0
 is "across: coherence.py exits 0" "$COH_RC" 0
+
+shared
 
 # ------------------------------------------------------------ control: cache off
 stop_pid "$B_PID"

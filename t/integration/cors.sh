@@ -18,21 +18,13 @@ pg_start
 
 # The front end: nginx serving the page on a port of its own.
 W=$T/www
-mkdir -p "$W/tmp" "$W/html"
-chmod 777 "$W/tmp"
+mkdir -p "$W/html"
 cp "$top_srcdir/t/integration/cors/page.html" "$W/html/"
 chmod -R a+rX "$W"
-for try in 1 2 3 4 5; do
-    PAGE_PORT=$((30000 + ($$ * 11 + try * 173) % 30000))
-    nginx_conf "$W" 1024 "types { text/html html; } server { listen 127.0.0.1:$PAGE_PORT; root $W/html; }"
-    "$NGINX" -p "$W" -c "$W/nginx.conf" </dev/null >"$W/out" 2>&1 &
-    NGINX_PID=$!
-    wait_for 5 sh -c "curl -s -o /dev/null http://127.0.0.1:$PAGE_PORT/page.html" && break
-    stop_pid "$NGINX_PID"
-    NGINX_PID=
-done
-[ -n "$NGINX_PID" ] || bail "nginx did not start"
+page_conf() { nginx_conf "$W" 1024 "types { text/html html; } server { listen 127.0.0.1:$1; root $W/html; }"; }
+nginx_listen "$W" /page.html page_conf || bail "nginx did not start: $(cat "$W/out" "$W/error.log" 2>/dev/null | tail -n 5)"
 EXTRA_PIDS="$NGINX_PID"
+PAGE_PORT=$NPORT
 PAGE_ORIGIN=http://127.0.0.1:$PAGE_PORT
 
 # browse API_BASE: the page's outcome, as the browser left it in #out.

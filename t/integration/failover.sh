@@ -86,6 +86,9 @@ PORT=$MAIN_PORT BASE=$MAIN_BASE CONDUITD_PID=$MAIN_PID
 http GET /api/profiles/fo
 is "the profile, now cached" "$STATUS" 200
 
+# The gaps, to the end, are measured alone (t/lib.sh), not beside the rest
+# of the suite.
+exclusive
 load_start reads -c 4 -r 150 -d 16 -k -u '/api/articles?limit=5' -o "$T/reads.csv"
 READS_PID=$LOAD_PID
 load_start writes -c 4 -r 60 -d 16 -k -m POST -u "/api/articles/$SLUG/comments" \

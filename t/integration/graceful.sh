@@ -37,6 +37,9 @@ PY
 request_bg() { "$PY" "$T/request.py" "$PORT" "$1" "$2" & }
 refused() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$BASE/healthz")" = 000 ]; }
 
+# The stops' times, from here to the INT stop, are
+# measured alone (`exclusive`, t/lib.sh), not beside the rest of the suite.
+exclusive
 conduitd_start -w 2 --graceful-timeout 10
 request_bg "/debug/sleep?ms=3000" "$T/slow"
 slow=$!
@@ -121,6 +124,7 @@ check "the graceful timeout bounds the stop, not the request" [ "$ms" -lt 4000 ]
 conduitd_start -w 2
 stop_during_request INT
 check "INT stops at once, without waiting for the request ($ms ms)" [ "$ms" -lt 2500 ]
+shared
 
 # Ctrl-C in a terminal sends SIGINT to the whole process group: each
 # worker gets it as well as the master (which then sends it SIGQUIT), at

@@ -16,6 +16,8 @@
 [ -x "$PY" ] || skip "python3 not installed"
 pg_start
 conduitd_start -w 1 --header-timeout 3 --idle-timeout 30
+# The deadlines are measured alone (t/lib.sh), not beside the rest of the suite.
+exclusive
 
 # probe MODE: prints the seconds from the connect to the server's close
 # (or "open" after 20 s), with what MODE does on the connection:

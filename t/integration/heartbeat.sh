@@ -4,6 +4,9 @@
 # other worker keeps serving a load of kept-alive clients.  Only the stuck
 # worker's connections may fail.  The status port answers meanwhile, and
 # /metrics counts the kill by its cause.
+# The kill's time is measured alone (t/lib.sh), not beside the rest of the
+# suite.
+EXCLUSIVE=1
 . "$top_srcdir/t/lib.sh"
 has_test_hooks || skip "built without --enable-test-hooks"
 

@@ -19,6 +19,8 @@ gone() {
 pg_start
 conduitd_start -w 2 --bcrypt-cost 4 --graceful-timeout 10
 strict_setup
+# The stop's time is measured alone (t/lib.sh), not beside the rest of the suite.
+exclusive
 workers=$(worker_pids | tr '\n' ' ')
 is "two workers" "$(echo $workers | wc -w)" 2
 strict_start orphan 4 4 4

@@ -17,6 +17,20 @@ listen() {
 }
 # line N FILE: the Nth datagram (1-based, after the "listening" line).
 msgs() { sed 1d "$T/$1.out"; }
+# settle NAME: waits (up to about 12 s) until no datagram but WATCHDOG=1
+# has come for 1.5 s.  The master
+# sends a changed STATUS= at most once a second, so none is still on its
+# way: what comes after a signal sent now is the signal's.  (Counted right
+# after the requests, the last STATUS= of them could come after the count,
+# and be taken for the HUP's first datagram: seen on a loaded machine.)
+settle() {
+    for _i in 1 2 3 4 5 6 7 8; do
+        _n=$(msgs "$1" | grep -vc WATCHDOG)
+        sleep 1.5
+        [ "$(msgs "$1" | grep -vc WATCHDOG)" = "$_n" ] && return 0
+    done
+    note "datagrams still coming after 12 s"
+}
 has() { msgs "$1" | grep -q -- "$2"; }
 
 listen "$T/notify.sock" path
@@ -43,6 +57,7 @@ check "STATUS= follows the requests served" \
     sh -c "sed 1d '$T/path.out' | grep 'STATUS=' | tail -n 1 | grep -q ' [1-9][0-9]* requests served'"
 
 : >"$T/mark"
+settle path
 before=$(msgs path | wc -l)
 printf 'workers = 3\n' >"$T/conduitd.conf"
 kill -HUP "$CONDUITD_PID"
@@ -55,6 +70,7 @@ check "with MONOTONIC_USEC, a number" sh -c "printf '%s' '$first' | grep -q 'MON
 check "then READY=1 once the new generation serves" \
     sh -c "printf '%s\n' \"\$1\" | grep -v WATCHDOG | sed -n '2,\$p' | grep -q 'READY=1 | STATUS=3 of 3 worker(s) ready, generation 2'" _ "$after"
 
+settle path
 before=$(msgs path | wc -l)
 printf 'workers = lots\n' >"$T/conduitd.conf"
 kill -HUP "$CONDUITD_PID"

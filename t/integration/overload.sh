@@ -81,6 +81,9 @@ writers() {
 }
 
 # ------------------------------------------------------------ twice the capacity, then half
+# The latencies, to the end, are measured alone (t/lib.sh), not beside the
+# rest of the suite.
+exclusive
 writers base 22 20 5000 20
 BASE_PID=$LOAD_PID
 writers burst 70 10 5000 300

@@ -68,6 +68,9 @@ recover() {
 command -v jq >/dev/null || skip "jq not installed"
 pg_start
 conduitd_start -w 2 --pool 2 --bcrypt-cost 4
+# The recoveries' times are measured alone (t/lib.sh), not beside the rest
+# of the suite.
+exclusive
 wait_for 5 workers_are 2
 WORKERS0=$(worker_pids | sort | tr '\n' ' ')
 is "two workers" "$(worker_count)" 2

@@ -28,6 +28,9 @@ w=$(worker_pids)
 is "tags answer before the stall" "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/api/tags")" 200
 rss0=$(rss_kb "$w")
 
+# The 503s' latency and the memory, to the end, are measured alone
+# (t/lib.sh), not beside the rest of the suite.
+exclusive
 lock_tags 4
 t_lock=$(ms_now)
 load_start stall -k -c 50 -r 2000 -d 2.5 -u /api/tags -t 10000 -o "$T/stall.csv"

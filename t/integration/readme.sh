@@ -12,11 +12,14 @@
 # pastes goes on after), never 2.  What is changed, and why:
 #   - script/deps and script/build are no-ops: the harness has built
 #     everything, and a test installs no package;
-#   - 8080 becomes a free port (the blocks' only TCP port; PostgreSQL's
-#     54329 is a unix socket in the folder's var/pg/run, so cannot collide);
+#   - 8080 becomes a free port (free_port: the blocks' only TCP port;
+#     PostgreSQL's 54329 is a unix socket in the folder's var/pg/run, so
+#     cannot collide);
 #   - "S=1" becomes "S=0.01" (as the marker says), --hold becomes 2s
-#     (with --settle-max 5s), --ramp 1s, --duration 2s and --max-levels 1:
-#     the commands and flags are run, not the durations the README states.
+#     (with --settle-max 5s), --ramp 1s, --duration 2s and --max-levels 1,
+#     and the warm-ups (5 s by default) of rate, compare and ceiling 1 s,
+#     ceiling's measure (30 s by default) 2 s: the commands and flags are
+#     run, not the durations the README states or leaves to the defaults.
 # Before the fix the benchmark block read var/conduitd.pid right after
 # `script/setup -w 2 &`, before the file existed (tried: the old block,
 # at scale 0.01 and marked run, fails here: "cat: var/conduitd.pid: No
@@ -37,12 +40,7 @@ nrun=$(grep -c '^<!-- paste: run' "$readme")
 check "some blocks are run ($nrun)" [ "$nrun" -gt 0 ]
 
 # The blocks to run, in order, each with its substitutions.
-PORT=
-for try in 1 2 3 4 5 6 7 8; do
-    p=$((20000 + ($$ * 13 + try * 977) % 30000))
-    curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$p/" || { PORT=$p; break; }
-done
-[ -n "$PORT" ] || bail "no free port found"
+PORT=$(free_port) || bail "no free port found"
 awk -v port="$PORT" '
     /^<!-- paste: run/ { want = 1; small = ($0 ~ /S=0\.01/); next }
     want && /^```sh$/ { inblock = 1; next }
@@ -52,6 +50,10 @@ awk -v port="$PORT" '
         if (small) sub(/^S=1 /, "S=0.01 ")
         gsub(/--hold [0-9a-z]+/, "--hold 2s --settle-max 5s"); gsub(/--ramp [0-9a-z]+/, "--ramp 1s")
         gsub(/--duration [0-9a-z]+/, "--duration 2s"); gsub(/--max-levels [0-9]+/, "--max-levels 1")
+        if ($0 ~ /^(\$B|build-release\/conduit-bench) (rate|compare|ceiling) /) {
+            if ($2 == "ceiling" && $0 !~ /--duration/) sub(/ ceiling /, " ceiling --duration 2s ")
+            sub(/ (rate|compare|ceiling) /, "&--warmup 1s ")
+        }
         print
         next
     }

@@ -114,6 +114,9 @@ check "/metrics: the writer's $PAIRS reads went to the primary for its own write
     [ "$own" -ge "$PAIRS" ]
 
 # ---------------------------------------------------------------- others
+# The lags and the counters' flushes, to the paused replay's end, are
+# measured alone (t/lib.sh), not beside the rest of the suite.
+exclusive
 # Someone who did not write reads from the standby: stale for a moment (the
 # apply delay), never past db_read_max_lag.
 stale_seen=0 worst=0
@@ -205,6 +208,8 @@ is "when replay resumes the log says the standby is back, once per worker" \
     "$(grep -c 'standbys back' "$T/conduitd.log")" 2
 scrape m5
 is "/metrics: no worker skips them any more" "$(sample m5 conduitd_db_standbys_skipped{})" 0
+
+shared
 
 # ---------------------------------------------------------------- cache
 # A cache fill that read the late standby would keep the old bio after the

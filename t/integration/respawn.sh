@@ -5,6 +5,9 @@
 # so a failure is charged to a pid; every request takes 50 ms
 # (/debug/sleep), so each connection of the victim has one in flight.
 # Then workers that keep dying are throttled, not fork-looped.
+# The respawn's time is measured alone (t/lib.sh), not beside the rest of
+# the suite.
+EXCLUSIVE=1
 . "$top_srcdir/t/lib.sh"
 has_test_hooks || skip "built without --enable-test-hooks"
 

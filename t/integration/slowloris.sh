@@ -12,6 +12,9 @@
 # Then a worker under a low open file limit: its connection cap is lowered
 # under it, it pauses accepts at the cap instead of spinning on EMFILE, and
 # serves again once the idle connections are closed.
+# Latency, timeouts and CPU are measured alone (t/lib.sh), not beside the
+# rest of the suite.
+EXCLUSIVE=1
 . "$top_srcdir/t/lib.sh"
 
 [ "$(ulimit -Hn)" -ge 12000 ] || skip "needs an open file limit of 12000 (ulimit -Hn is $(ulimit -Hn))"
