@@ -169,8 +169,11 @@ if command -v nginx >/dev/null && command -v gnuplot >/dev/null; then
     is "each searched" "$(jq '[.configurations[].search.levels | length] | add' "$first/compare.json")" 2
     is "twice" "$(jq -c '[.configurations[].repeats | length]' "$first/compare.json")" '[2,2]'
     is "the users per worker" "$(jq '.configurations[1] | .users_per_worker * 2 == .users_passed' "$first/compare.json")" true
-    check "nginx's CPU is accounted" \
-        [ "$(jq '.configurations[0].search.levels[0].accounting.cpu_s.nginx > 0' "$last/compare.json")" = true ]
+    # nginx's processes are found and measured: its PSS, or its CPU (a 2 s
+    # level of a few hundred requests may cost nginx less than one 10 ms
+    # tick of /proc's CPU times on an idle machine, and read 0).
+    check "nginx is accounted (its PSS or its CPU)" \
+        [ "$(jq '.configurations[0].search.levels[0].accounting | .cpu_s.nginx > 0 or .pss_mean_mb.nginx > 0' "$last/compare.json")" = true ]
     is "nginx's errors: none" "$(jq '.configurations[0].search.levels[0].errors | add' "$last/compare.json")" 0
     # Every response it counted is one its servers counted (nginx answers
     # nothing itself when all goes well), with its probes and theirs.
