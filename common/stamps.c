@@ -5,16 +5,18 @@
 
 #include "common/stamps.h"
 
-#include <time.h>
+#include "common/lastwrite.h"
 
 uint64_t
 stamps_tick(struct stamps *s)
 {
-    struct timespec ts;
-    uint64_t now, cur, v;
+    /*
+     * lastwrite's clock, not a copy of it: a cached value's epoch (a
+     * tick) is compared with its caller's last write (worker/cache.c,
+     * cache_get_stale()), so the two must read one clock.
+     */
+    uint64_t now = (uint64_t)lastwrite_now_ns(), cur, v;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     cur = atomic_load(&s->clock);
     do
         v = now > cur ? now : cur + 1; /* strictly rising, whoever ticked last */
