@@ -12,6 +12,7 @@
 
 #include "bench/ceiling.h"
 #include "bench/modes.h"
+#include "common/clock.h"
 
 #ifndef DATADIR
 #define DATADIR "/usr/local/share/conduitd"
@@ -139,7 +140,7 @@ confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun 
     const struct servers_cfg *c = &w->cfg;
     struct servers s;
     struct level warm;
-    int64_t t0 = conn_now_us();
+    int64_t t0 = clock_now_us();
 
     if (pg && c->cores)
         servers_pin(pg, c->cores);
@@ -148,7 +149,7 @@ confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun 
     if (servers_start(c, &s, w->err, sizeof(w->err)) < 0) {
         fprintf(stderr, "conduit-bench: %s\n", w->err);
         servers_stop(&s);
-        w->wall_s = (double)(conn_now_us() - t0) / 1e6;
+        w->wall_s = (double)(clock_now_us() - t0) / 1e6;
         return;
     }
     acct_clear_roots(&b->acct, AG_SERVER);
@@ -161,7 +162,7 @@ confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun 
     if (modes_probe(o, b) < 0) {
         snprintf(w->err, sizeof(w->err), "the server does not hold the dataset (see above)");
         servers_stop(&s);
-        w->wall_s = (double)(conn_now_us() - t0) / 1e6;
+        w->wall_s = (double)(clock_now_us() - t0) / 1e6;
         return;
     }
     if (o->warmup_s > 0) {
@@ -181,7 +182,7 @@ confrun_play(struct bench *b, const struct options *o, pid_t pg, struct confrun 
     search_print(stderr, &w->r);
     w->server_probes = s.probes;
     servers_stop(&s);
-    w->wall_s = (double)(conn_now_us() - t0) / 1e6;
+    w->wall_s = (double)(clock_now_us() - t0) / 1e6;
 }
 
 void

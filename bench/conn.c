@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24
 #endif
@@ -30,15 +32,6 @@ const char *const conn_err_names[CONN_NERR] = {
     [CONN_ETRANSPORT] = "transport",
     [CONN_ESTATUS] = "status",
 };
-
-int64_t
-conn_now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* Only loopback: this tool loads servers on this machine and nowhere else. */
 static int
@@ -163,7 +156,7 @@ conn_close(struct conn *c)
 static void
 finish(struct conn *c, enum conn_err err, const char *why)
 {
-    struct conn_result r = {err, c->parser.status, c->sent_us, conn_now_us(), NULL, 0};
+    struct conn_result r = {err, c->parser.status, c->sent_us, clock_now_us(), NULL, 0};
 
     event_del(&c->tmo);
     free(c->out);
@@ -213,7 +206,7 @@ send_some(struct conn *c)
         if (n < 0)
             return -1;
         if (c->out_off == 0)
-            c->sent_us = conn_now_us();
+            c->sent_us = clock_now_us();
         c->out_off += (uint32_t)n;
     }
     free(c->out);
@@ -267,13 +260,13 @@ conn_request(struct conn *c, const char *req, size_t len, int keep_body)
 
         if (n == (ssize_t)len) {
             /* The usual case: all written at once, nothing copied. */
-            c->sent_us = conn_now_us();
+            c->sent_us = clock_now_us();
             start_receiving(c);
             return 0;
         }
         if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))) {
             if (n > 0) {
-                c->sent_us = conn_now_us();
+                c->sent_us = clock_now_us();
                 c->out_off = (uint32_t)n;
             }
             start_receiving(c);

@@ -98,6 +98,4 @@ int conn_busy(const struct conn *c);
 /* Closes the socket and forgets any request in progress, without callback. */
 void conn_close(struct conn *c);
 
-int64_t conn_now_us(void);
-
 #endif

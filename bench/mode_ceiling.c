@@ -21,6 +21,7 @@
 #include "bench/modes.h"
 #include "bench/report.h"
 #include "bench/req.h"
+#include "common/clock.h"
 #include "sql/direct.h"
 #include "sql/queries.h"
 
@@ -94,7 +95,7 @@ send_one(struct pgc *c)
                              NULL, 0) ||
         !PQpipelineSync(c->pg))
         return -1;
-    c->sent[slot] = conn_now_us();
+    c->sent[slot] = clock_now_us();
     c->ep[slot] = r->endpoint;
     c->failed[slot] = 0;
     c->inflight++;
@@ -122,7 +123,7 @@ static void
 complete(struct pgc *c)
 {
     struct ceiling *cl = c->cl;
-    struct conn_result r = {CONN_OK, 200, c->sent[c->head], conn_now_us(), NULL, 0};
+    struct conn_result r = {CONN_OK, 200, c->sent[c->head], clock_now_us(), NULL, 0};
 
     if (c->failed[c->head]) {
         r.err = CONN_ESTATUS;
@@ -322,7 +323,7 @@ ceiling_measure(struct bench *b, const char *db, int nconns, int depth, double w
     cl.prof = b->prof;
     cl.nconns = nconns;
     cl.depth = depth;
-    cl.rng = 0x2545f4914f6cdd1dULL ^ (uint64_t)conn_now_us();
+    cl.rng = 0x2545f4914f6cdd1dULL ^ (uint64_t)clock_now_us();
     /* A session is its start and session / (think + page) pages. */
     pages_per_session = b->prof->session_s / (profile_think_mean(b->prof) + 0.005);
     cl.p_start = b->prof->start.nreq / (b->prof->start.nreq + pages_per_session * 1.8);

@@ -30,6 +30,7 @@
 #include "bench/report.h"
 #include "bench/spread.h"
 #include "bench/units.h"
+#include "common/clock.h"
 
 #define MB (1024.0 * 1024.0)
 
@@ -57,7 +58,7 @@ struct progress {
 static double
 elapsed_s(const struct progress *p)
 {
-    return (double)(conn_now_us() - p->t0_us) / 1e6;
+    return (double)(clock_now_us() - p->t0_us) / 1e6;
 }
 
 /* The time still to come: the mean configuration so far, or the estimate. */
@@ -301,7 +302,7 @@ mode_experiment(struct options *o)
 
     pr.o = o;
     pr.nplays = o->nmatrix * o->repeat;
-    pr.t0_us = conn_now_us();
+    pr.t0_us = clock_now_us();
     /*
      * The settle after a ramp (the new users' logins) is what varies: a
      * second when the server keeps up, up to --settle-max when it does not.

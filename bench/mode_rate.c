@@ -16,6 +16,7 @@
 #include "bench/modes.h"
 #include "bench/report.h"
 #include "bench/req.h"
+#include "common/clock.h"
 
 #define REQ_BUF (16 * 1024)
 
@@ -75,7 +76,7 @@ send_one(struct slot *s, const struct prof_request *req)
     if (req_values(&vals, &s->pick, &r->b->ds, req->path.vars | req->body.vars) < 0 ||
         (len = req_http(r->buf, REQ_BUF, req, &vals, r->b->cc.host, s->token)) < 0 ||
         conn_request(&s->conn, r->buf, (size_t)len, req->capture == CAPTURE_TOKEN) < 0) {
-        struct conn_result res = {CONN_ETRANSPORT, 0, s->intended_us, conn_now_us(), NULL, 0};
+        struct conn_result res = {CONN_ETRANSPORT, 0, s->intended_us, clock_now_us(), NULL, 0};
 
         bench_record(r->b, s->ep, &res);
         r->idle[r->nidle++] = (int)(s - r->slot);
@@ -152,7 +153,7 @@ static void
 on_arrival(evutil_socket_t fd, short what, void *arg)
 {
     struct rate *r = arg;
-    uint64_t due = arrivals_due(r->t0_us, r->rps, conn_now_us());
+    uint64_t due = arrivals_due(r->t0_us, r->rps, clock_now_us());
     int64_t wait;
     struct timeval tv;
 
@@ -162,7 +163,7 @@ on_arrival(evutil_socket_t fd, short what, void *arg)
         dispatch(r, arrivals_at(r->t0_us, r->rps, r->issued));
         r->issued++;
     }
-    wait = arrivals_at(r->t0_us, r->rps, r->issued) - conn_now_us();
+    wait = arrivals_at(r->t0_us, r->rps, r->issued) - clock_now_us();
     if (wait < 0)
         wait = 0;
     tv.tv_sec = (time_t)(wait / 1000000);
@@ -194,7 +195,7 @@ mode_rate(struct options *o)
     r->rps = o->rps;
     r->nslots = o->connections;
     b.conns = o->connections;
-    r->rng = 0x853c49e6748fea9bULL ^ (uint64_t)conn_now_us();
+    r->rng = 0x853c49e6748fea9bULL ^ (uint64_t)clock_now_us();
     b.phase = "login";
     for (int i = 0; i < r->nslots; i++) {
         struct slot *s = &r->slot[i];
@@ -208,7 +209,7 @@ mode_rate(struct options *o)
         bench_wait(&b, 0.05);
     /* Every slot is idle now: arrivals start, the first one at once. */
     r->timer = evtimer_new(b.base, on_arrival, r);
-    r->t0_us = conn_now_us();
+    r->t0_us = clock_now_us();
     on_arrival(-1, 0, r);
     b.phase = "warmup";
     bench_wait(&b, o->warmup_s);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench/req.h"
+#include "common/clock.h"
 
 #define RAMP_TICK_MS 10
 #define REQ_BUF (16 * 1024)
@@ -112,7 +113,7 @@ send_current(struct vu *v)
     if (req_values(&vals, &v->pick, e->ds, r->path.vars | r->body.vars) < 0 ||
         (len = req_http(e->buf, REQ_BUF, r, &vals, e->cc->host, v->token)) < 0) {
         /* A name the dataset cannot give (an empty table): report, move on. */
-        struct conn_result res = {CONN_ETRANSPORT, 0, 0, conn_now_us(), NULL, 0};
+        struct conn_result res = {CONN_ETRANSPORT, 0, 0, clock_now_us(), NULL, 0};
 
         e->hooks.request(e->hooks.arg, r->endpoint, &res);
         page_over(v, 1);
@@ -136,7 +137,7 @@ start_session(struct vu *v)
     v->pick.me = 1 + (int64_t)(req_rand(&e->rng) % (uint64_t)e->ds->users);
     v->page = START_PAGE;
     v->req_idx = 0;
-    v->page_start_us = conn_now_us();
+    v->page_start_us = clock_now_us();
     v->session_end_us = v->page_start_us + (int64_t)(e->prof->session_s * f * 1e6);
     e->starting++;
     send_current(v);
@@ -152,7 +153,7 @@ start_page(struct vu *v)
         p = e->prof->page[p].otherwise;
     v->page = (int16_t)p;
     v->req_idx = 0;
-    v->page_start_us = conn_now_us();
+    v->page_start_us = clock_now_us();
     req_pick_page(&v->pick, e->ds, &e->rng);
     send_current(v);
 }
@@ -179,7 +180,7 @@ on_timer(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (conn_now_us() >= v->session_end_us || v->start_failed) {
+    if (clock_now_us() >= v->session_end_us || v->start_failed) {
         /* Session over (or its start failed): a new user, a new connection. */
         start_session(v);
         return;
@@ -302,7 +303,7 @@ static void
 on_ramp(evutil_socket_t fd, short what, void *arg)
 {
     struct vu_engine *e = arg;
-    int64_t now = conn_now_us();
+    int64_t now = clock_now_us();
     double f;
 
     (void)fd;
@@ -350,7 +351,7 @@ vu_set_users(struct vu_engine *e, int target, double ramp_s)
     }
     e->ramp_from = e->running;
     e->ramp_to = target;
-    e->ramp_start_us = conn_now_us();
+    e->ramp_start_us = clock_now_us();
     e->ramp_end_us = e->ramp_start_us + (int64_t)(ramp_s * 1e6);
     event_add(&e->ramp, &tick);
 }

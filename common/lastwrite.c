@@ -99,12 +99,3 @@ lastwrite_get(struct lastwrite *t, int64_t user)
     }
     return at;
 }
-
-int64_t
-lastwrite_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}

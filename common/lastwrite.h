@@ -43,7 +43,4 @@ void lastwrite_note(struct lastwrite *t, int64_t user, int64_t now_ns, int64_t h
 /* When user last wrote, as far as the table knows (at least the overflow time); 0: never. */
 int64_t lastwrite_get(struct lastwrite *t, int64_t user);
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-int64_t lastwrite_now_ns(void);
-
 #endif

@@ -151,11 +151,3 @@ scoreboard_cache_misses(const struct scoreboard_counters *c)
 {
     return scoreboard_cache_total(c, SB_CACHE_STALE) + scoreboard_cache_total(c, SB_CACHE_ABSENT);
 }
-
-int64_t
-scoreboard_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}

@@ -223,7 +223,4 @@ uint64_t scoreboard_cache_total(const struct scoreboard_counters *c, int result)
 /* Those that missed: stale and absent (/healthz's misses, conduitd_cache_misses_total). */
 uint64_t scoreboard_cache_misses(const struct scoreboard_counters *c);
 
-/* Milliseconds on CLOCK_MONOTONIC: heartbeats compare against it. */
-int64_t scoreboard_now_ms(void);
-
 #endif

@@ -5,17 +5,17 @@
 
 #include "common/stamps.h"
 
-#include "common/lastwrite.h"
+#include "common/clock.h"
 
 uint64_t
 stamps_tick(struct stamps *s)
 {
     /*
-     * lastwrite's clock, not a copy of it: a cached value's epoch (a
+     * The clock lastwrite's times come from: a cached value's epoch (a
      * tick) is compared with its caller's last write (worker/cache.c,
      * cache_get_stale()), so the two must read one clock.
      */
-    uint64_t now = (uint64_t)lastwrite_now_ns(), cur, v;
+    uint64_t now = (uint64_t)clock_now_ns(), cur, v;
 
     cur = atomic_load(&s->clock);
     do

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/listen.h"
 #include "common/log.h"
 #include "common/proctitle.h"
@@ -250,7 +251,7 @@ static int
 spawn(int index)
 {
     struct worker_proc *p = proc_by_pid(0);
-    int64_t now = scoreboard_now_ms();
+    int64_t now = clock_now_ms();
     sigset_t all, old;
     int slot;
     pid_t pid, master_pid = getpid();
@@ -298,7 +299,7 @@ spawn(int index)
 static void
 stop_proc(struct worker_proc *p, int sig, int64_t deadline_ms)
 {
-    int64_t now = scoreboard_now_ms();
+    int64_t now = clock_now_ms();
 
     if (kill(p->pid, sig) < 0 && errno != ESRCH)
         log_warning("cannot signal worker %d (pid %d): %s", p->index, (int)p->pid, strerror(errno));
@@ -402,7 +403,7 @@ reap(void)
         e->status = status;
         e->asked = p->stopping;
         e->kill_cause = p->killed ? p->kill_cause : 0;
-        e->judge_at_ms = scoreboard_now_ms();
+        e->judge_at_ms = clock_now_ms();
         if (!e->asked && stopped_by_signal(status))
             e->judge_at_ms += STRAY_STOP_WAIT_MS;
         M.served_retired += atomic_load(&M.sb->slots[p->slot].requests);
@@ -635,7 +636,7 @@ static void upgrade_ready(void);
 static void
 tick(void)
 {
-    int64_t now = scoreboard_now_ms();
+    int64_t now = clock_now_ms();
     int64_t timeout_ms = (int64_t)M.cfg.timeout * 1000;
     int nready;
 
@@ -842,7 +843,7 @@ reload(void)
     atomic_store(&M.sb->master.generation, M.generation);
     atomic_store(&M.sb->master.workers, M.target);
     M.reloading = 1;
-    M.reload_started_ms = scoreboard_now_ms();
+    M.reload_started_ms = clock_now_ms();
     spawn_missing(M.reload_started_ms);
     if (M.have_old_ls) {
         listen_close(&M.old_ls);
@@ -995,7 +996,7 @@ upgrade_ready(void)
 static void
 resume_workers(const char *why)
 {
-    int64_t now = scoreboard_now_ms();
+    int64_t now = clock_now_ms();
 
     M.winched = 0;
     M.generation++;
@@ -1060,7 +1061,7 @@ upgrade_ended(void)
     if (M.winched && !M.stopping)
         resume_workers("the new master is gone");
     else
-        send_status(scoreboard_now_ms(), "READY=1\n");
+        send_status(clock_now_ms(), "READY=1\n");
 }
 
 /*
@@ -1096,13 +1097,13 @@ cycle(void)
             resume_workers("SIGHUP: rollback");
     }
     if (got_hup) {
-        const char *busy = reload_busy(scoreboard_now_ms());
+        const char *busy = reload_busy(clock_now_ms());
         got_hup = 0;
         if (!M.stopping && busy && !M.reload_pending)
             log_notice("reload deferred: %s; it follows then", busy);
         M.reload_pending = !M.stopping;
     }
-    if (M.reload_pending && !M.stopping && !M.winched && !reload_busy(scoreboard_now_ms())) {
+    if (M.reload_pending && !M.stopping && !M.winched && !reload_busy(clock_now_ms())) {
         M.reload_pending = 0;
         reload();
     }
@@ -1239,7 +1240,7 @@ master_run(void)
             status = 1;
             break;
         }
-        if (poll(&pfd, 1, next_judgement_ms(scoreboard_now_ms(), TICK_MS)) < 0 && errno != EINTR)
+        if (poll(&pfd, 1, next_judgement_ms(clock_now_ms(), TICK_MS)) < 0 && errno != EINTR)
             fatal("poll: %s", strerror(errno));
         drain_wakeups();
     }

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "master/daemon.h"
 
 #define POLL_MS 100
@@ -33,15 +34,6 @@ static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-}
-
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void
@@ -127,10 +119,10 @@ workers_of(pid_t pid)
 static int
 wait_pidfile(const char *pid_file, pid_t pid, int seconds)
 {
-    int64_t until = now_ms() + (int64_t)seconds * 1000;
+    int64_t until = clock_now_ms() + (int64_t)seconds * 1000;
 
     while (pid_in(pid_file) != pid) {
-        if (now_ms() > until || !alive(pid))
+        if (clock_now_ms() > until || !alive(pid))
             return -1;
         pause_ms(POLL_MS);
     }
@@ -148,13 +140,13 @@ static int
 roll_back(const struct config *c, pid_t old, pid_t new, int winched)
 {
     pid_t others[MAX_CHILDREN];
-    int64_t until = now_ms() + (int64_t)START_WAIT_S * 1000;
+    int64_t until = clock_now_ms() + (int64_t)START_WAIT_S * 1000;
     int n = 0;
 
     if (winched) {
         say("SIGHUP to the old master (pid %d): its workers start again", (int)old);
         kill(old, SIGHUP);
-        while (workers_of(old) == 0 && now_ms() < until)
+        while (workers_of(old) == 0 && clock_now_ms() < until)
             pause_ms(POLL_MS);
     }
     if (new)
@@ -178,7 +170,7 @@ roll_back(const struct config *c, pid_t old, pid_t new, int winched)
 static pid_t
 start_new(const struct config *c, pid_t old, const char *oldbin)
 {
-    int64_t t0 = now_ms();
+    int64_t t0 = clock_now_ms();
     int acted = 0;
 
     say("SIGUSR2 to the master (pid %d): it starts the binary again", (int)old);
@@ -188,7 +180,7 @@ start_new(const struct config *c, pid_t old, const char *oldbin)
     }
     for (;;) {
         pid_t cur = pid_in(c->pid_file);
-        int64_t waited = now_ms() - t0;
+        int64_t waited = clock_now_ms() - t0;
 
         acted |= pid_in(oldbin) == old;
         if (cur > 0 && cur != old && alive(cur))
@@ -249,7 +241,7 @@ upgrade_command(const struct config *c)
 
     say("SIGWINCH to the old master (pid %d): its workers drain", (int)old);
     kill(old, SIGWINCH);
-    until = now_ms() + (int64_t)(c->graceful_timeout + EXIT_WAIT_S) * 1000;
+    until = clock_now_ms() + (int64_t)(c->graceful_timeout + EXIT_WAIT_S) * 1000;
     while (workers_of(old) > 0) {
         if (!alive(new)) {
             say("the new master (pid %d) exited: the old master (pid %d) starts its workers "
@@ -257,7 +249,7 @@ upgrade_command(const struct config *c)
                 (int)new, (int)old);
             return 1;
         }
-        if (now_ms() > until) {
+        if (clock_now_ms() > until) {
             say("the old master's workers did not exit within %d s",
                 c->graceful_timeout + EXIT_WAIT_S);
             return roll_back(c, old, new, 1);
@@ -272,8 +264,8 @@ upgrade_command(const struct config *c)
 
     say("SIGTERM to the old master (pid %d): no worker left, it exits", (int)old);
     kill(old, SIGTERM);
-    until = now_ms() + (int64_t)EXIT_WAIT_S * 1000;
-    while (alive(old) && now_ms() < until)
+    until = clock_now_ms() + (int64_t)EXIT_WAIT_S * 1000;
+    while (alive(old) && clock_now_ms() < until)
         pause_ms(POLL_MS);
     if (alive(old)) {
         say("the old master (pid %d) did not exit within %d s; the new one (pid %d) serves",

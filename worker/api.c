@@ -13,6 +13,7 @@
 
 #include <event2/buffer.h>
 
+#include "common/clock.h"
 #include "worker/isotime.h"
 #include "worker/json_out.h"
 #include "common/lastwrite.h"
@@ -116,7 +117,7 @@ on_query_done(void *arg, enum db_status st, const PGresult *res)
         http_abandon(c);
         return;
     }
-    c->db_us += http_now_us() - api_req(c)->db_sent_us;
+    c->db_us += clock_now_us() - api_req(c)->db_sent_us;
     api_req(c)->db_cb = NULL;
     if (!sql_queries[api_req(c)->db_q].read_only)
         api_wrote(c, api_req(c)->user_id);
@@ -152,7 +153,7 @@ api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db
     /* One query at a time per request: each handler waits for its result. */
     api_req(c)->db_cb = cb;
     api_req(c)->db_q = (int)q;
-    api_req(c)->db_sent_us = http_now_us();
+    api_req(c)->db_sent_us = clock_now_us();
     if (c->env->replica && sql_queries[q].read_only && !api_req(c)->cache_fill)
         replica_query(c->env->replica, api_req(c)->user_id, q, params, on_query_done, c,
                       api_still_wanted);
@@ -166,7 +167,7 @@ api_wrote(struct http_ctx *c, int64_t user)
     const struct env *e = c->env;
 
     if (e->writes)
-        lastwrite_note(e->writes, user, lastwrite_now_ns(), e->writes_horizon_ns);
+        lastwrite_note(e->writes, user, clock_now_ns(), e->writes_horizon_ns);
 }
 
 void
@@ -211,7 +212,7 @@ api_cache_stale(struct http_ctx *c, const char *key, struct cache_stale *s)
     /* A route that reads no token (the tag list) still knows its writer. */
     if (!user && c->match.route->auth == AUTH_NONE)
         user = auth_caller_quiet(c);
-    s->now_ns = lastwrite_now_ns();
+    s->now_ns = clock_now_ns();
     /*
      * Without the table of writers, or with a token that names nobody
      * valid, the caller is not known not to have written: nothing stale.

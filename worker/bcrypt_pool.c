@@ -36,6 +36,7 @@
 
 #include <event2/event.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/password.h"
 #include "common/scoreboard.h"
@@ -85,15 +86,6 @@ set_pending(struct bcrypt_pool *p, int delta)
         atomic_store_explicit(&p->slot->bcrypt_queued, p->pending, memory_order_relaxed);
 }
 
-static int64_t
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Raising a nice value needs no privilege; on Linux it is the thread's own. */
 #define BCRYPT_NICE 5
 
@@ -126,7 +118,7 @@ run_thread(void *arg)
         p->waiting--;
         pthread_mutex_unlock(&p->lock);
 
-        if (now_ns() - j->queued_ns >= p->timeout_ns) {
+        if (clock_now_ns() - j->queued_ns >= p->timeout_ns) {
             j->ok = BCRYPT_SHED; /* its client has given up: no CPU for it */
             j->why = SB_SHED_TIMEOUT;
         } else if (j->verify)
@@ -199,7 +191,7 @@ on_expire(evutil_socket_t fd, short what, void *arg)
 {
     struct bcrypt_pool *p = arg;
     struct bjob *out = NULL, *prev = NULL, *j;
-    int64_t now = now_ns(), next = -1;
+    int64_t now = clock_now_ns(), next = -1;
 
     (void)fd;
     (void)what;
@@ -344,7 +336,7 @@ submit(struct bcrypt_pool *p, int verify, const char *password, const char *hash
     j->cb = cb;
     j->arg = arg;
     j->wanted = wanted;
-    j->queued_ns = now_ns();
+    j->queued_ns = clock_now_ns();
     set_pending(p, 1);
     pthread_mutex_lock(&p->lock);
     /* Jobs an idle thread is about to take do not wait: they are not counted. */

@@ -12,6 +12,7 @@
 
 #include <event2/event.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
 #include "sql/queries.h"
@@ -128,7 +129,7 @@ cache_peers_heard(struct cache_peers *p, const char *key)
     copy_name(who, sizeof(who), key + strlen(ANNOUNCE_PREFIX));
     if (strcmp(who, p->self) == 0)
         return 1; /* this instance's other generation, during a reload */
-    now = scoreboard_now_ms();
+    now = clock_now_ms();
     memcpy(p->heard, who, sizeof(p->heard));
     p->heard_ms = now;
     if (!p->logged_ms || now - p->logged_ms >= LOG_EVERY_MS) {
@@ -149,7 +150,7 @@ cache_peers_mismatch(const struct cache_peers *p, char *peer, size_t peerlen, in
 
     if (!p || !p->heard_ms)
         return 0;
-    ago = scoreboard_now_ms() - p->heard_ms;
+    ago = clock_now_ms() - p->heard_ms;
     if (ago > CACHE_PEERS_FRESH_MS)
         return 0;
     snprintf(peer, peerlen, "%s", p->heard);

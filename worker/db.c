@@ -29,6 +29,7 @@
 
 #include <event2/event.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
 #include "worker/pgconn.h"
@@ -118,15 +119,6 @@ struct db_pool {
 
 static void count_read(struct db_pool *p, enum scoreboard_read where);
 static void submit(struct db_pool *p, struct job *j);
-
-static int64_t
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Nothing known of a new connection of a read pool until its probe answers. */
 static void
@@ -284,7 +276,7 @@ standing(struct db_pool *p, int64_t now)
 int
 db_pool_backlogged(const struct db_pool *p)
 {
-    return p->head && now_ns() - p->head->queued_ns > STANDING_AGE_NS;
+    return p->head && clock_now_ns() - p->head->queued_ns > STANDING_AGE_NS;
 }
 
 /* How long a client's query may wait now. */
@@ -393,7 +385,7 @@ static void
 on_expire(evutil_socket_t fd, short what, void *arg)
 {
     struct db_pool *p = arg;
-    int64_t now = now_ns();
+    int64_t now = clock_now_ns();
     int64_t limit = wait_limit(p, now);
     struct job *j = p->head;
 
@@ -417,7 +409,7 @@ on_expire(evutil_socket_t fd, short what, void *arg)
 static void
 fail_unservable(struct db_pool *p)
 {
-    int64_t best = db_pool_fence(p), now = now_ns();
+    int64_t best = db_pool_fence(p), now = clock_now_ns();
     struct job *j = p->head;
 
     while (j) {
@@ -601,7 +593,7 @@ static void
 pool_conn_idle(struct pool_conn *c)
 {
     struct db_pool *p = c->pool;
-    int64_t now = now_ns();
+    int64_t now = clock_now_ns();
     int lifo = standing(p, now);
     struct job *j = lifo ? p->tail : p->head;
 
@@ -633,7 +625,7 @@ static void
 on_probe_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct db_pool *p = arg;
-    int64_t now = now_ns();
+    int64_t now = clock_now_ns();
 
     (void)fd;
     (void)what;
@@ -1006,7 +998,7 @@ submit(struct db_pool *p, struct job *j)
         fail_later(p, j);
         return;
     }
-    if (p->queued >= p->queue_max && !make_room(p, j, now_ns())) {
+    if (p->queued >= p->queue_max && !make_room(p, j, clock_now_ns())) {
         if (p->slot)
             scoreboard_add(&p->slot->c.db_queue_full, 1);
         if (j->wanted && !j->fallback)
@@ -1014,7 +1006,7 @@ submit(struct db_pool *p, struct job *j)
         fail_later(p, j);
         return;
     }
-    j->queued_ns = now_ns();
+    j->queued_ns = clock_now_ns();
     j->prev = p->tail;
     if (p->tail) {
         p->tail->next = j;

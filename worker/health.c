@@ -11,6 +11,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/clock.h"
 #include "common/scoreboard.h"
 #include "worker/cache.h"
 #include "worker/cache_peers.h"
@@ -190,8 +191,8 @@ debug_spin(struct http_ctx *c)
         http_error(c, 422, "ms must be an integer from 0 to 60000");
         return;
     }
-    until = scoreboard_now_ms() + ms;
-    while (scoreboard_now_ms() < until)
+    until = clock_now_ms() + ms;
+    while (clock_now_ms() < until)
         ;
     b = c->env->scratch;
     evbuffer_add_printf(b, "{\"spun\":%ld}", ms);

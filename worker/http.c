@@ -16,6 +16,7 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "common/clock.h"
 #include "common/cors.h"
 #include "worker/json_out.h"
 #include "common/log.h"
@@ -135,15 +136,6 @@ count_response(const struct http_ctx *c, int status, int64_t us)
     }
 }
 
-int64_t
-http_now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 #define HEADER_TOO_LARGE "request header too large"
 
 static void
@@ -219,7 +211,7 @@ http_dispatch(struct evhttp_request *req, void *arg)
     c->http = h;
     c->conn = evhttp_request_get_connection(req);
     c->method = method_of(evhttp_request_get_command(req));
-    c->start_us = http_now_us();
+    c->start_us = clock_now_us();
     count_in_flight(h, 1);
     c->link = conn_find(h->conns, c->conn);
     conn_request_begin(c->link, on_close, c);
@@ -326,7 +318,7 @@ http_reply(struct http_ctx *c, int status, struct evbuffer *body)
             evhttp_add_header(h, "Content-Length", len);
             evbuffer_drain(body, evbuffer_get_length(body));
         }
-        int64_t us = http_now_us() - c->start_us; /* the access log's and the histogram's */
+        int64_t us = clock_now_us() - c->start_us; /* the access log's and the histogram's */
         access_log_write(e->access, c->req, status,
                          status == 204 || !body ? 0 : evbuffer_get_length(body), us, c->db_us);
         evhttp_send_reply(c->req, status, NULL, status == 204 ? NULL : body);

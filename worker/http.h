@@ -106,9 +106,6 @@ struct http_state {
  */
 void http_abort_all(struct http_state *h);
 
-/* Microseconds on CLOCK_MONOTONIC: request and database times. */
-int64_t http_now_us(void);
-
 /*
  * Before the first request, h is filled in: env is the worker's, given to
  * every request, whose route table (env->routes) is dispatched on (this

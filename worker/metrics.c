@@ -12,6 +12,7 @@
 
 #include <event2/buffer.h>
 
+#include "common/clock.h"
 #include "common/scoreboard.h"
 
 /* The latency histogram's upper bounds in microseconds; the last bucket is +Inf. */
@@ -470,7 +471,7 @@ metrics_write_status(struct evbuffer *b, const struct scoreboard *sb, int full)
     const struct scoreboard_master *m = &sb->master;
     struct scoreboard_counters t;
     struct live l;
-    int64_t now_ms = scoreboard_now_ms();
+    int64_t now_ms = clock_now_ms();
     long long started = (long long)atomic_load(&m->started_unix);
     uint64_t exits = 0;
 

@@ -9,6 +9,7 @@
 
 #include <event2/event.h>
 
+#include "common/clock.h"
 #include "common/lastwrite.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
@@ -146,7 +147,7 @@ static void
 on_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct replica *r = arg;
-    int64_t now = lastwrite_now_ns();
+    int64_t now = clock_now_ns();
     int64_t fence = db_pool_fence(r->read), need = lag_need(r, now);
     int usable = need >= 0 && fence >= need;
 
@@ -190,7 +191,7 @@ replica_new(struct event_base *base, const struct config *cfg, struct db_pool *p
     r->slot = slot;
     r->max_lag_ns = (int64_t)cfg->db_read_max_lag * 1000000;
     r->step_ns = r->max_lag_ns / (RING - 16);
-    r->started_ns = lastwrite_now_ns();
+    r->started_ns = clock_now_ns();
     r->read = db_read_pool_new(base, cfg->db_read, cfg->pool, cfg->pool_queue, cfg->queue_timeout,
                                REPLICA_SAMPLE_MS, primary, slot);
     if (r->read)
@@ -218,7 +219,7 @@ void
 replica_query(struct replica *r, int64_t user, enum sql_query_id q, const char *const *params,
               db_cb cb, void *arg, db_wanted wanted)
 {
-    int64_t need = lag_need(r, lastwrite_now_ns()), mine = need;
+    int64_t need = lag_need(r, clock_now_ns()), mine = need;
     int64_t fence = db_pool_fence(r->read);
     enum scoreboard_read why;
 

@@ -27,6 +27,7 @@
 #include <event2/http.h>
 #include <event2/listener.h>
 
+#include "common/clock.h"
 #include "common/listen.h"
 #include "common/log.h"
 #include "common/proctitle.h"
@@ -192,7 +193,7 @@ on_heartbeat(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    atomic_store_explicit(&w->env.slot->heartbeat_ms, scoreboard_now_ms(), memory_order_relaxed);
+    atomic_store_explicit(&w->env.slot->heartbeat_ms, clock_now_ms(), memory_order_relaxed);
     master_gone(w);
 }
 
@@ -919,7 +920,7 @@ worker_main(const struct worker_args *a)
     w->env.slot = &a->sb->slots[a->slot];
     w->env.sb = a->sb;
     atomic_store(&w->env.slot->pid, (int)getpid());
-    atomic_store(&w->env.slot->heartbeat_ms, scoreboard_now_ms());
+    atomic_store(&w->env.slot->heartbeat_ms, clock_now_ms());
 
     w->env.base = loop_new();
     w->env.scratch = evbuffer_new();

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/scoreboard.h"
 #include "common/stamps.h"
 
@@ -429,15 +430,6 @@ START_TEST(test_bytes_bound)
 }
 END_TEST
 
-static int64_t
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void
 sleep_ms(long ms)
 {
@@ -467,11 +459,11 @@ START_TEST(test_stale_answers)
     memset(&slot, 0, sizeof(slot));
     cache_stale_max(c, 200);
     ck_assert_int_eq(cache_stale_on(c), 1);
-    read_ns = now_ns();
+    read_ns = clock_now_ns();
     put(c, "tags", "old");
     put(c, "p:alice", "profile");
     /* Fresh: the same as cache_get(), nothing taken stale. */
-    ck_assert_str_eq(get_stale(c, "tags", now_ns(), 0, &taken), "old");
+    ck_assert_str_eq(get_stale(c, "tags", clock_now_ns(), 0, &taken), "old");
     ck_assert_uint_eq(taken, 0);
     cache_drop(c, "tags");
     cache_drop(c, "p:alice");
@@ -479,16 +471,16 @@ START_TEST(test_stale_answers)
     ck_assert_ptr_null(get(c, "tags"));
     ck_assert_uint_eq(slot.c.cache_lookups[SB_CACHE_TAGS][SB_CACHE_STALE], 1);
     ck_assert_uint_eq(cache_count(c), 1); /* the profile, never answered stale, is gone */
-    ck_assert_ptr_null(get_stale(c, "p:alice", now_ns(), 0, &taken));
+    ck_assert_ptr_null(get_stale(c, "p:alice", clock_now_ns(), 0, &taken));
     /* ...for a stale look of a caller who did not write since its read. */
-    ck_assert_str_eq(get_stale(c, "tags", now_ns(), 0, &taken), "old");
+    ck_assert_str_eq(get_stale(c, "tags", clock_now_ns(), 0, &taken), "old");
     ck_assert_uint_eq(taken, 1);
-    ck_assert_str_eq(get_stale(c, "tags", now_ns(), read_ns, &taken), "old");
+    ck_assert_str_eq(get_stale(c, "tags", clock_now_ns(), read_ns, &taken), "old");
     /* Never to a caller who wrote after the value was read. */
-    ck_assert_ptr_null(get_stale(c, "tags", now_ns(), now_ns(), &taken));
+    ck_assert_ptr_null(get_stale(c, "tags", clock_now_ns(), clock_now_ns(), &taken));
     ck_assert_uint_eq(taken, 0);
     /* Never past the bound. */
-    ck_assert_ptr_null(get_stale(c, "tags", now_ns() + 250 * 1000000LL, 0, &taken));
+    ck_assert_ptr_null(get_stale(c, "tags", clock_now_ns() + 250 * 1000000LL, 0, &taken));
     /* The refresh replaces it. */
     put(c, "tags", "new");
     ck_assert_str_eq(get(c, "tags"), "new");
@@ -499,7 +491,7 @@ START_TEST(test_stale_answers)
      * lookup (250 after the read) it may still be given.
      */
     sleep_ms(150);
-    seen_ns = now_ns();
+    seen_ns = clock_now_ns();
     ck_assert_str_eq(get(c, "tags"), "new");
     cache_drop(c, "tags");
     ck_assert_str_eq(get_stale(c, "tags", seen_ns + 100 * 1000000LL, 0, &taken), "new");
@@ -508,7 +500,7 @@ START_TEST(test_stale_answers)
     sleep_ms(250);
     ck_assert_ptr_null(get(c, "tags"));
     ck_assert_uint_eq(cache_count(c), 0);
-    ck_assert_ptr_null(get_stale(c, "tags", now_ns(), 0, &taken));
+    ck_assert_ptr_null(get_stale(c, "tags", clock_now_ns(), 0, &taken));
 
     /* 0: a changed value goes at once, as without stale answers. */
     cache_stale_max(c, 0);
@@ -516,7 +508,7 @@ START_TEST(test_stale_answers)
     put(c, "tags", "x");
     cache_drop(c, "tags");
     ck_assert_uint_eq(cache_count(c), 0);
-    ck_assert_ptr_null(get_stale(c, "tags", now_ns(), 0, &taken));
+    ck_assert_ptr_null(get_stale(c, "tags", clock_now_ns(), 0, &taken));
     cache_free(c);
 }
 END_TEST
