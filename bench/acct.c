@@ -6,6 +6,7 @@
 #include "bench/acct.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "bench/conn.h"
+#include "common/clock.h"
 
 const char *const acct_group_names[AG_NGROUPS] = {
     [AG_SERVER] = "conduitd",
@@ -206,7 +208,7 @@ acct_begin(struct acct *a)
     a->snap = calloc(MAX_PROCS, sizeof(*a->snap));
     a->nsnap = a->snap ? snapshot(a, a->snap, MAX_PROCS) : 0;
     machine_ticks(&a->busy0, &a->total0);
-    a->t0_us = conn_now_us();
+    a->t0_us = clock_now_us();
     memset(&a->r, 0, sizeof(a->r));
     memset(a->pss_sum, 0, sizeof(a->pss_sum));
     memset(a->rss_sum, 0, sizeof(a->rss_sum));
@@ -329,6 +331,40 @@ walk_threads(struct acct *a, pid_t pid, int g)
     return runnable;
 }
 
+int
+acct_loadavg_threads(const struct acct *a)
+{
+    pid_t pid[MAX_PROCS];
+    int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), count = 0;
+
+    for (int i = 0; i < n; i++) {
+        char path[64];
+        DIR *d;
+        struct dirent *de;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)pid[i]);
+        if (!(d = opendir(path)))
+            continue;
+        while ((de = readdir(d))) {
+            char state;
+            int cpu;
+
+            if (de->d_name[0] != '.' && thread_cpu(pid[i], de->d_name, &state, &cpu) == 0)
+                count += state == 'R' || state == 'D';
+        }
+        closedir(d);
+    }
+    return count;
+}
+
+double
+acct_load_decay(double avg, double n, double dt_s)
+{
+    double e = exp(-dt_s / 60.0);
+
+    return avg * e + n * (1 - e);
+}
+
 void
 acct_sample(struct acct *a)
 {
@@ -388,7 +424,7 @@ acct_end(struct acct *a, struct acct_result *out)
     }
     free(now);
     machine_ticks(&busy, &total);
-    out->wall_s = (double)(conn_now_us() - a->t0_us) / 1e6;
+    out->wall_s = (double)(clock_now_us() - a->t0_us) / 1e6;
     out->machine_busy_s = (double)(busy - a->busy0) / tck;
     out->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int g = 0; g < AG_NGROUPS; g++) {

@@ -94,6 +94,22 @@ void acct_end(struct acct *a, struct acct_result *out);
 /* The 1-minute load average from path (NULL: /proc/loadavg); -1 if unreadable. */
 double acct_loadavg(const char *path);
 
+/*
+ * The threads of every group that count in the load average now: running,
+ * waiting for a core, or in uninterruptible sleep (states R and D), as
+ * the kernel counts them.
+ */
+int acct_loadavg_threads(const struct acct *a);
+
+/*
+ * The kernel's 1-minute load average step: avg after dt_s seconds in
+ * which n threads counted, exponentially decayed with a 60 s constant.
+ * Kept for our own threads (acct_loadavg_threads once a second), it is
+ * our part of the load average, lags included, so that what the load
+ * average holds beyond it is other people's.
+ */
+double acct_load_decay(double avg, double n, double dt_s);
+
 /* The CPU seconds (utime + stime) this process used so far. */
 double acct_self_cpu_s(void);
 

@@ -126,9 +126,9 @@ struct bench {
     FILE *log;                /* progress lines; stderr by default */
     const char *loadavg_path; /* NULL: /proc/loadavg */
     double load_start;        /* the 1-minute load average before any level */
-    double own_load;    /* our threads runnable over the last window, mean: our part of the load
-                           average */
-    int probe_requests; /* sent by the dataset probe (probe.h), not measured */
+    double own_load;          /* our part of the load average: acct_load_decay() of our threads */
+    int64_t own_load_us;      /* when own_load was last brought up to date; 0: never */
+    int probe_requests;       /* sent by the dataset probe (probe.h), not measured */
     struct bench_remote *remote; /* the users' processes (owned), or NULL: this one */
     void (*second)(void *arg);   /* called once a second before the second's stats reset */
     void *second_arg;

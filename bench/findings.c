@@ -230,7 +230,7 @@ static int
 worker_counts(FILE *f, const struct exp_row *rows, int n)
 {
     char items[8][16];
-    int wins[8] = {0}, nitems = 0, groups = 0, undecided = 0;
+    int wins[8] = {0}, nitems = 0, groups = 0, undecided = 0, twice = 0;
 
     for (int i = 0; i < n; i++) {
         int best = -1, usable = 0, first = 1;
@@ -266,6 +266,7 @@ worker_counts(FILE *f, const struct exp_row *rows, int n)
             char spec[32], *save = NULL;
 
             snprintf(spec, sizeof(spec), "%s", rows[best].m.spec);
+            twice |= strchr(spec, ',') != NULL;
             for (char *t = strtok_r(spec, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
                 int k = 0;
 
@@ -287,7 +288,7 @@ worker_counts(FILE *f, const struct exp_row *rows, int n)
                 items[k], strcmp(items[k], "1") ? "s" : "", wins[k]);
     if (undecided)
         fprintf(f, "%sno difference was measured in %d", nitems ? "; " : "", undecided);
-    fprintf(f, " (a count named twice on one core, 1 and n, wins for both).");
+    fprintf(f, "%s.", twice ? " (a count named twice on one core, 1 and n, wins for both)" : "");
     return 1;
 }
 
@@ -385,8 +386,8 @@ refused(FILE *f, const struct exp_row *rows, int n)
         if (!r->disturbed && !r->pin_failed)
             continue;
         fprintf(f, "%s%s %s: no conclusion is drawn from it.", said ? " " : "", r->m.label,
-                r->disturbed ? "was disturbed (other processes used the machine during its levels, "
-                               "and again when they were played again)"
+                r->disturbed ? "was disturbed (a level found the machine busy with other work, and "
+                               "again when it was played again: see its levels)"
                              : "ran threads outside their cores");
         said++;
     }

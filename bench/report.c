@@ -224,7 +224,7 @@ report_level_json(const struct level *l, const struct profile *p)
     if (l->disturbed)
         cJSON_AddStringToObject(o, "disturbed_why", l->disturbed_why);
     cJSON_AddNumberToObject(o, "loadavg_1m_before", l->load_before);
-    cJSON_AddNumberToObject(o, "own_runnable_before", l->own_load_before);
+    cJSON_AddNumberToObject(o, "own_load_before", l->own_load_before);
     cJSON_AddNumberToObject(o, "own_runnable_mean", l->acct.runnable_mean);
     if (l->acct.pin_threads)
         cJSON_AddNumberToObject(o, "pinning_threads_checked", l->acct.pin_threads);

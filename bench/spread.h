@@ -45,8 +45,8 @@ int spread_compare(const double *a, int na, const double *b, int nb);
  * Whether a level was disturbed, and why (in why): the CPU no group of
  * ours used ("other") above max_other_pct of the machine's busy time, or
  * the 1-minute load average before the level began, less our own part
- * of it (own_load: our threads runnable over the window before, on
- * average), above the machine's cores.  max_other_pct < 0: never.  1 or 0.
+ * of it (own_load: the same 1-minute average kept for our threads
+ * alone, bench.c), above the machine's cores.  max_other_pct < 0: never.  1 or 0.
  */
 int spread_disturbed(double other_s, double busy_s, double load_before, double own_load, int cores,
                      double max_other_pct, char *why, size_t cap);

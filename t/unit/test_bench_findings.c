@@ -77,7 +77,26 @@ START_TEST(workers_on_two_cores)
     ck_assert_ptr_null(strstr(p, "instance behind nginx"));
     ck_assert_ptr_null(strstr(p, "The cache"));
     ck_assert_ptr_null(strstr(p, "One core more"));
+    /* No count is named twice on two cores: no word of it (the idle run's report had it). */
+    ck_assert_ptr_null(strstr(p, "named twice"));
     ck_assert_int_eq(s, 3);
+    free(p);
+}
+END_TEST
+
+START_TEST(a_count_named_twice_is_said)
+{
+    /* On one core, 1 and n are one configuration, "1,n"; 2n+1 is 3 workers. */
+    int users[] = {1000, 600, 2000, 1500, 900};
+    double pss[] = {20, 40, 20, 30, 60};
+    int n = make("1,2", "1,n,2n+1", "1", "off", users, pss), s;
+    char *p;
+
+    ck_assert_int_eq(n, 5);
+    ck_assert_str_eq(rows[0].m.spec, "1,n");
+    p = paragraph(n, &s);
+    SAYS(p, "1 worker per instance won 2");
+    SAYS(p, "(a count named twice on one core, 1 and n, wins for both).");
     free(p);
 }
 END_TEST
@@ -288,8 +307,8 @@ START_TEST(disturbed_and_stray_rows_are_left_out)
     ck_assert_int_eq(findings_winner(rows, n), 2);
     ck_assert_double_eq(findings_scaling(rows, n, 3), 0);
     p = paragraph(n, &s);
-    SAYS(p, "c1 1x1 cache-on was disturbed (other processes used the machine during its levels, "
-            "and again when they were played again): no conclusion is drawn from it.");
+    SAYS(p, "c1 1x1 cache-on was disturbed (a level found the machine busy with other work, and "
+            "again when it was played again: see its levels): no conclusion is drawn from it.");
     SAYS(p, "c2 1x1 cache-on ran threads outside their cores: no conclusion is drawn from it.");
     SAYS(p, "**c2 1x1 cache-off** served the most users: 1,800");
     ck_assert_ptr_null(strstr(p, "The cache changed"));
@@ -338,6 +357,7 @@ findings_suite(void)
     TCase *tc = tcase_create("core");
 
     tcase_add_test(tc, workers_on_two_cores);
+    tcase_add_test(tc, a_count_named_twice_is_said);
     tcase_add_test(tc, instances_cache_and_cores);
     tcase_add_test(tc, twins_by_name);
     tcase_add_test(tc, spread_over_instances);

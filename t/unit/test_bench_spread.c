@@ -10,6 +10,9 @@
 #include "bench/spread.h"
 
 #include <check.h>
+#include <math.h>
+
+#include "bench/acct.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -107,6 +110,35 @@ START_TEST(disturbed_levels)
 }
 END_TEST
 
+/*
+ * Our part of the load average, kept the kernel's way, is the load
+ * average when nothing else runs: 120 s of a loaded level with 16 of our
+ * threads counted, then a 40 s hold with 8.  The kernel averages every
+ * 5 s, bench.c every second: the two agree, so an idle machine's next
+ * level is not refused.  The hold's mean (8) was the old "ours", and left
+ * 2.99 "not ours", above 2 cores: the refusals of an idle run.
+ */
+START_TEST(own_load_follows_the_kernels_average)
+{
+    double kernel = 0, ours = 0, exact;
+    char why[160];
+
+    for (int t = 0; t < 160; t += 5)
+        kernel = acct_load_decay(kernel, t < 120 ? 16 : 8, 5);
+    for (int t = 0; t < 160; t++)
+        ours = acct_load_decay(ours, t < 120 ? 16 : 8, 1);
+    exact = 8 + 16 * (1 - exp(-2.0)) * exp(-40.0 / 60) - 8 * exp(-40.0 / 60);
+    ck_assert_double_eq_tol(kernel, exact, 1e-9);
+    ck_assert_double_eq_tol(ours, exact, 1e-9);
+    ck_assert_int_eq(spread_disturbed(0, 10, kernel, ours, 2, 5, why, sizeof(why)), 0);
+    ck_assert_int_eq(spread_disturbed(0, 10, kernel, 8, 2, 5, why, sizeof(why)), 1);
+    /* Four threads of others' for a minute on top of ours: 2.53 not ours, refused. */
+    ck_assert_int_eq(spread_disturbed(0, 10, acct_load_decay(kernel, 8 + 4, 60),
+                                      acct_load_decay(ours, 8, 60), 2, 5, why, sizeof(why)),
+                     1);
+}
+END_TEST
+
 static Suite *
 spread_suite(void)
 {
@@ -117,6 +149,7 @@ spread_suite(void)
     tcase_add_test(tc, mann_whitney_exact);
     tcase_add_test(tc, verdicts);
     tcase_add_test(tc, disturbed_levels);
+    tcase_add_test(tc, own_load_follows_the_kernels_average);
     suite_add_tcase(s, tc);
     return s;
 }
