@@ -33,7 +33,10 @@ load_wait close "$close_pid"
 note "TTIN x2, TTOU x3 under load, a connection per request: $L_requests requests, $L_failed failed"
 is "0 failed requests (new connections)" "$L_failed" 0
 is "every one answered 200" "$L_s2xx" "$L_requests"
-check "the load was real (over 1500 requests)" [ "$L_requests" -gt 1500 ]
+# A floor that says requests flowed through every change, not a speed: the
+# sanitizer build beside another suite made 1,456 in the 5 s (the idle
+# release build about 4,000).
+check "the load was real (over 500 requests)" [ "$L_requests" -gt 500 ]
 load_wait keep "$keep_pid"
 note "the same on kept-alive connections: $L_requests requests, $L_failed failed"
 is "0 failed requests (kept-alive connections)" "$L_failed" 0
