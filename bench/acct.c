@@ -286,12 +286,13 @@ thread_cpu(pid_t pid, const char *tid, char *state, int *cpu)
 }
 
 /*
- * Returns pid's threads in state R (running or waiting for a core: what
- * the load average counts); when its group is pinned, counts its threads
- * and those outside [lo, hi), naming the first.
+ * Returns pid's threads in state R (running or waiting for a core) and
+ * adds to *counted those the load average counts (R, and D: waiting for
+ * I/O); when pins is set and its group is pinned, counts its threads and
+ * those outside [lo, hi), naming the first.
  */
 static int
-walk_threads(struct acct *a, pid_t pid, int g)
+walk_threads(struct acct *a, pid_t pid, int g, int pins, int *counted)
 {
     int runnable = 0;
     char path[64];
@@ -309,7 +310,8 @@ walk_threads(struct acct *a, pid_t pid, int g)
         if (de->d_name[0] == '.' || thread_cpu(pid, de->d_name, &state, &cpu) < 0)
             continue;
         runnable += state == 'R';
-        if (a->pin_hi[g] <= 0)
+        *counted += state == 'R' || state == 'D';
+        if (!pins || a->pin_hi[g] <= 0)
             continue;
         a->r.pin_threads++;
         if (sched_getaffinity(atoi(de->d_name), sizeof(set), &set) == 0)
@@ -332,29 +334,14 @@ walk_threads(struct acct *a, pid_t pid, int g)
 }
 
 int
-acct_loadavg_threads(const struct acct *a)
+acct_loadavg_threads(struct acct *a)
 {
     pid_t pid[MAX_PROCS];
-    int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), count = 0;
+    int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), counted = 0;
 
-    for (int i = 0; i < n; i++) {
-        char path[64];
-        DIR *d;
-        struct dirent *de;
-
-        snprintf(path, sizeof(path), "/proc/%d/task", (int)pid[i]);
-        if (!(d = opendir(path)))
-            continue;
-        while ((de = readdir(d))) {
-            char state;
-            int cpu;
-
-            if (de->d_name[0] != '.' && thread_cpu(pid[i], de->d_name, &state, &cpu) == 0)
-                count += state == 'R' || state == 'D';
-        }
-        closedir(d);
-    }
-    return count;
+    for (int i = 0; i < n; i++)
+        walk_threads(a, pid[i], group[i], 0, &counted);
+    return counted;
 }
 
 double
@@ -365,11 +352,12 @@ acct_load_decay(double avg, double n, double dt_s)
     return avg * e + n * (1 - e);
 }
 
-void
+int
 acct_sample(struct acct *a)
 {
     pid_t pid[MAX_PROCS];
     int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), backends = 0, runnable = 0;
+    int counted = 0;
     double pss[AG_NGROUPS] = {0}, rss[AG_NGROUPS] = {0};
     int procs[AG_NGROUPS] = {0};
     double t = thread_cpu_s();
@@ -384,7 +372,7 @@ acct_sample(struct acct *a)
         procs[group[i]]++;
         if (group[i] == AG_POSTGRES && is_pg_client(pid[i]))
             backends++;
-        runnable += walk_threads(a, pid[i], group[i]);
+        runnable += walk_threads(a, pid[i], group[i], 1, &counted);
     }
     a->runnable_sum += runnable;
     for (int g = 0; g < AG_NGROUPS; g++) {
@@ -401,6 +389,7 @@ acct_sample(struct acct *a)
         a->r.pg_backends_max = backends;
     a->r.samples++;
     a->overhead_s += thread_cpu_s() - t;
+    return counted;
 }
 
 void

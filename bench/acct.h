@@ -87,7 +87,8 @@ void acct_clear_roots(struct acct *a, enum acct_group g);
 void acct_set_pinning(struct acct *a, enum acct_group g, int lo, int hi);
 
 void acct_begin(struct acct *a);
-void acct_sample(struct acct *a);
+/* Returns the threads that count in the load average (acct_loadavg_threads). */
+int acct_sample(struct acct *a);
 /* The CPU since acct_begin and the memory samples since then. */
 void acct_end(struct acct *a, struct acct_result *out);
 
@@ -99,7 +100,7 @@ double acct_loadavg(const char *path);
  * waiting for a core, or in uninterruptible sleep (states R and D), as
  * the kernel counts them.
  */
-int acct_loadavg_threads(const struct acct *a);
+int acct_loadavg_threads(struct acct *a);
 
 /*
  * The kernel's 1-minute load average step: avg after dt_s seconds in

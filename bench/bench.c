@@ -68,14 +68,16 @@ progress(struct bench *b, double cpu_pct)
  * whole: the mean of the level's hold alone left out the ramp's and the
  * previous level's threads, which the 1-minute average still holds when
  * the next level begins, and an idle machine's levels were refused as
- * disturbed by our own load (2.5 to 3.8 threads "not ours").  The time
- * spent walking /proc for it counts as the generator's measuring cost.
+ * disturbed by our own load (2.5 to 3.8 threads "not ours").  counted:
+ * our threads the load average counts, from this second's memory sample
+ * during a hold; < 0: walk /proc for them, a time that counts as the
+ * generator's measuring cost.
  */
 static void
-own_load_tick(struct bench *b, int64_t now_us)
+own_load_tick(struct bench *b, int64_t now_us, int counted)
 {
     double t = acct_self_cpu_s();
-    int n = acct_loadavg_threads(&b->acct);
+    int n = counted >= 0 ? counted : acct_loadavg_threads(&b->acct);
 
     if (b->own_load_us)
         b->own_load = acct_load_decay(b->own_load, n, (double)(now_us - b->own_load_us) / 1e6);
@@ -89,6 +91,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct bench *b = arg;
     int64_t now = clock_now_us();
+    int counted = -1;
     double cpu = acct_self_cpu_s(), wall = (double)(now - b->tick_prev_us) / 1e6;
     /* Over the time since the last tick: a loop busy for seconds ticks late. */
     double pct = wall > 0 ? (cpu - b->self_cpu_prev) * 100 / wall : 0;
@@ -97,18 +100,18 @@ on_tick(evutil_socket_t fd, short what, void *arg)
     (void)what;
     b->self_cpu_prev = cpu;
     b->tick_prev_us = now;
-    own_load_tick(b, now);
     if (b->second)
         b->second(b->second_arg);
     progress(b, pct);
     stats_reset(b->sec);
     if (b->win) {
-        acct_sample(&b->acct);
+        counted = acct_sample(&b->acct);
         b->users_sum += bench_active(b);
         b->users_samples++;
         if (pct > b->gen_cpu_peak_pct)
             b->gen_cpu_peak_pct = pct;
     }
+    own_load_tick(b, now, counted);
 }
 
 static void

@@ -5,8 +5,6 @@
 
 #include "common/lastwrite.h"
 
-#include <time.h>
-
 static unsigned
 home(int64_t user)
 {

@@ -128,4 +128,8 @@ def stall(name):
 
 if __name__ == "__main__":
     mode, names = sys.argv[1], sys.argv[2:]
-    {"runs": runs, "search": search}.get(mode, lambda n: [ {"seconds": per_second, "stall": stall}[mode](x) for x in n ])(names)
+    if mode in ("runs", "search"):
+        {"runs": runs, "search": search}[mode](names)
+    else:
+        for name in names:
+            {"seconds": per_second, "stall": stall}[mode](name)
