@@ -419,8 +419,9 @@ findings_write(FILE *f, const struct exp_row *rows, int n)
     p = pairs_of(rows, n, 1, 0, 1, 1, more_workers);
     if (p.n) {
         fprintf(f,
-                " Each extra worker cost %.1f MB of PSS (conduitd, mean of %d pairs) and changed "
-                "the users served by %+.1f %%.",
+                " Each extra worker changed conduitd's PSS by %+.1f MB (mean of %d pairs, each "
+                "at its best pass, so with the users' connections in it) and the users served by "
+                "%+.1f %%.",
                 p.per_unit_mb, p.n, p.users_pct);
         tally(f, p.more, p.fewer, p.same);
         said++;

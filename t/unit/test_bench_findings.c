@@ -72,8 +72,8 @@ START_TEST(workers_on_two_cores)
     SAYS(p, "Of the 1 group of configurations that differ only in the worker count, n workers per "
             "instance won 1");
     /* Pairs (1,2): 10 MB/worker, +20 %; (1,5): 10 MB, -10 %; (2,5): 10 MB, -25 %. */
-    SAYS(p, "Each extra worker cost 10.0 MB of PSS (conduitd, mean of 3 pairs) and changed the "
-            "users served by -5.0 %.");
+    SAYS(p, "Each extra worker changed conduitd's PSS by +10.0 MB (mean of 3 pairs, each at its "
+            "best pass, so with the users' connections in it) and the users served by -5.0 %.");
     ck_assert_ptr_null(strstr(p, "instance behind nginx"));
     ck_assert_ptr_null(strstr(p, "The cache"));
     ck_assert_ptr_null(strstr(p, "One core more"));
