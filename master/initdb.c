@@ -38,20 +38,78 @@ schema_version(PGconn *pg)
 }
 
 /*
- * The part of schema.sql that brings a database of version 1 to version 2
- * (its markers say where), as a string of its own; NULL when out of memory
- * or the markers are missing.
+ * What version n added to schema.sql: every part between a line "-- @@
+ * version n" and the next "-- @@ end of version n", in the order of the
+ * file (a version may add tables above the post-load marker and their fill
+ * below it), joined; NULL when there is none or memory runs out.
  */
-#define V2_BEGIN "-- @@ version 2\n"
-#define V2_END "-- @@ end of version 2\n"
-
 static char *
-upgrade_to_2(void)
+added_in(int n)
 {
-    const char *from = strstr(schema_sql, V2_BEGIN);
-    const char *to = from ? strstr(from, V2_END) : NULL;
+    char begin[48], end[48];
+    const char *from = schema_sql, *to;
+    char *out = NULL, *grown;
+    size_t len = 0, k;
 
-    return to ? strndup(from, (size_t)(to - from)) : NULL;
+    snprintf(begin, sizeof(begin), "-- @@ version %d\n", n);
+    snprintf(end, sizeof(end), "-- @@ end of version %d\n", n);
+    while ((from = strstr(from, begin)) && (to = strstr(from, end))) {
+        k = (size_t)(to - from);
+        if (!(grown = realloc(out, len + k + 1))) {
+            free(out);
+            return NULL;
+        }
+        out = grown;
+        memcpy(out + len, from, k);
+        len += k;
+        out[len] = '\0';
+        from = to + strlen(end);
+    }
+    return out;
+}
+
+/* The version the embedded schema makes: the last one with an added part. */
+static int
+latest_version(void)
+{
+    int n = 1;
+    char *part;
+
+    while ((part = added_in(n + 1))) {
+        free(part);
+        n++;
+    }
+    return n;
+}
+
+/*
+ * Everything the versions after v added, in version order: one text, so
+ * that one PQexec applies it in one transaction (all of it or nothing).
+ * NULL when out of memory or a version's part is missing.
+ */
+static char *
+upgrade_from(int v, int latest)
+{
+    char *out = NULL, *part, *grown;
+    size_t len = 0, k;
+
+    for (int n = v + 1; n <= latest; n++) {
+        if (!(part = added_in(n))) {
+            free(out);
+            return NULL;
+        }
+        k = strlen(part);
+        if (!(grown = realloc(out, len + k + 1))) {
+            free(part);
+            free(out);
+            return NULL;
+        }
+        out = grown;
+        memcpy(out + len, part, k + 1);
+        len += k;
+        free(part);
+    }
+    return out;
 }
 
 /* 0 when applied: every statement of sql, in one transaction (PQexec's). */
@@ -72,24 +130,29 @@ initdb_run(const struct config *c)
 {
     const char *conninfo = c->db ? c->db : getenv("DATABASE_URL");
     PGconn *pg = PQconnectdb(conninfo ? conninfo : "");
-    int v, status = 1;
+    int v, latest, status = 1;
 
     if (PQstatus(pg) != CONNECTION_OK) {
         fprintf(stderr, "conduitd: cannot connect to the database: %s", PQerrorMessage(pg));
         goto out;
     }
     v = schema_version(pg);
-    if (v == 1) {
-        /* Version 2 adds the Idempotency-Key table, which the workers' statements name. */
-        char *up = upgrade_to_2();
+    latest = latest_version();
+    if (v >= 1 && v < latest) {
+        /*
+         * Version 2 added the Idempotency-Key table, version 3 the feed
+         * inbox (and fills it from the data): the workers' statements name
+         * them.
+         */
+        char *up = upgrade_from(v, latest);
         if (!up) {
-            fprintf(stderr, "conduitd: the embedded schema has no upgrade to version 2\n");
+            fprintf(stderr, "conduitd: the embedded schema has no upgrade from version %d\n", v);
             goto out;
         }
-        status = apply(pg, up, "upgrading the schema to version 2") < 0;
+        status = apply(pg, up, "upgrading the schema") < 0;
         free(up);
         if (status == 0)
-            printf("conduitd: schema upgraded from version 1 to version %d in database %s\n",
+            printf("conduitd: schema upgraded from version %d to version %d in database %s\n", v,
                    schema_version(pg), PQdb(pg));
         goto out;
     }

@@ -2,8 +2,9 @@
  * initdb: `conduitd --init-db` applies the schema this binary was built
  * with (sql/schema.sql, embedded) to the configured database, once.  It
  * runs before any worker exists, so it may block: it is a command, not
- * part of the server.  A database of schema version 1 is upgraded to 2
- * (the part of schema.sql between "-- @@ version 2" and its end marker).
+ * part of the server.  A database of an older schema version is upgraded
+ * to the latest (for each later version, the parts of schema.sql between
+ * "-- @@ version N" and its end marker, all in one transaction).
  */
 #ifndef CONDUITD_INITDB_H
 #define CONDUITD_INITDB_H

@@ -15,7 +15,7 @@
 #define CONDUITD_SEED_PARTS_H
 
 #define PARTS_MAX_SECTIONS 8
-#define PARTS_MAX_NAMES 32
+#define PARTS_MAX_NAMES 64
 #define PARTS_NAME_MAX 64
 
 struct parts_section {

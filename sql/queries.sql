@@ -464,32 +464,21 @@ SELECT p.slug, p.title, p.description,
 -- use: page_from_top
 -- use: list_tail
 
--- name: articles_feed
--- read-only
--- $1 viewer int8 (required), $2 limit int8, $3 offset int8.
--- -> as articles_list; author_following is true on every article row (the
--- page's authors are the followees read in the same snapshot) and false on
--- the empty-page row.  Two probes a followee, then only the page's own
--- (docs/results/20261206-sql has the plans and the figures):
--- * fu: the followees' user rows, read once.  They give the count (the sum
---   of their article counters) and the page's authors, so the page probes
---   neither users nor follows again.
--- * top: the newest (limit + offset) of each followee from the author index
---   (index only), merged; its cost grows with the number of followees times
---   (limit + offset), never with their total number of articles.
--- * tl: MATERIALIZED, so its ten aggregates run once.  Inlined, the planner
---   put it under a nested loop (it estimates two page rows) and recomputed
---   every tag list for every row of the page: the tag lists were then half
---   of the statement's time.
--- use: caller_gone viewer=$1::int8
-), fu AS MATERIALIZED (
+-- fragment: feed_followees
+-- The body of the CTE "fu" of the merge: the viewer's ($1) followees' user
+-- rows, read once.  They give the merge's count (the sum of their article
+-- counters) and the page's authors, so it probes neither users nor
+-- follows again.
     SELECT u.id, u.username, u.bio, u.image, u.article_count
       FROM follows f
       JOIN users u ON u.id = f.followee_id
      WHERE f.follower_id = $1::int8
-), cnt AS (
-    SELECT coalesce(sum(fu.article_count), 0)::int8 AS n FROM fu
-), top AS (
+
+-- fragment: feed_merge
+-- The body of the merge's CTE "top": the newest (limit + offset) of each
+-- followee from the author index (index only), merged; its cost grows
+-- with the number of followees times (limit + offset), never with their
+-- total number of articles.
     SELECT x.id, x.created_at
       FROM fu
      CROSS JOIN LATERAL (
@@ -500,6 +489,79 @@ SELECT p.slug, p.title, p.description,
             LIMIT $2::int8 + $3::int8) x
      ORDER BY x.created_at DESC, x.id DESC
      LIMIT $2::int8 OFFSET $3::int8
+
+-- name: articles_feed
+-- read-only
+-- $1 viewer int8 (required), $2 limit int8, $3 offset int8.
+-- -> as articles_list; author_following is true on every article row (the
+-- page's authors are the viewer's followees: the inbox holds nothing else,
+-- the merge reads them in the same snapshot) and false on the empty-page
+-- row.  The same rows as articles_feed_merge, byte for byte
+-- (t/integration/feed_inbox.sh), from the viewer's inbox (feed_inbox and
+-- feed_readers, "The feed inbox" in schema.sql) when the page lies in it:
+-- * st: the viewer's feed_readers row (one probe): the count, and whether
+--   the inbox holds the page: it holds the feed's newest "held" articles,
+--   so the page is in it when held >= limit + offset, or when held is the
+--   whole feed.  A viewer without a row follows nobody: an empty feed.
+-- * top: then one backward range of feed_inbox_pkey (index only) gives
+--   the page's ids; else the merge of articles_feed_merge does, as it
+--   always did.  Each branch is gated by st (a one-time filter: the other
+--   is not run; fu, which only the merge reads, is then not read either).
+-- * the page's rows and authors by primary key, as in the other lists.
+-- Measured at scale 1 (docs/results/20261207-feed-inbox): see there.
+-- use: caller_gone viewer=$1::int8
+), st AS MATERIALIZED (
+    SELECT coalesce(s.article_count, 0)::int8 AS n,
+           s.reader_id IS NULL OR s.held = s.article_count
+               OR s.held >= $2::int8 + $3::int8 AS inbox
+      FROM (SELECT) one
+      LEFT JOIN feed_readers s ON s.reader_id = $1::int8
+), cnt AS (
+    SELECT n FROM st
+), fu AS MATERIALIZED (
+-- use: feed_followees
+       AND NOT (SELECT inbox FROM st)
+), top AS (
+    (SELECT i.article_id AS id, i.created_at
+       FROM feed_inbox i
+      WHERE i.reader_id = $1::int8 AND (SELECT inbox FROM st)
+      ORDER BY i.created_at DESC, i.article_id DESC
+      LIMIT $2::int8 OFFSET $3::int8)
+    UNION ALL
+    (
+-- use: feed_merge
+    )
+-- use: page_from_top
+), tl AS MATERIALIZED (
+-- use: tag_lists
+)
+-- use: article_columns viewer=$1::int8
+       p.id IS NOT NULL AS following,
+-- use: article_rows authors=users
+
+-- name: articles_feed_merge
+-- read-only
+-- $1 viewer int8 (required), $2 limit int8, $3 offset int8.  -> as
+-- articles_feed.  The feed merged from the followees' articles at each
+-- read, without the inbox: what articles_feed does for a page beyond its
+-- inbox, and all it did before version 3 of the schema.  The server does
+-- not send it; t/integration/feed_inbox.sh compares the two, and the
+-- measurements of docs/results/20261207-feed-inbox run both.  Two probes
+-- a followee, then only the page's own (docs/results/20261206-sql has the
+-- plans and the figures):
+-- * fu: the followees' user rows, read once (their counters are the count);
+-- * top: the merge (index only);
+-- * tl: MATERIALIZED, so its ten aggregates run once.  Inlined, the planner
+--   put it under a nested loop (it estimates two page rows) and recomputed
+--   every tag list for every row of the page: the tag lists were then half
+--   of the statement's time.
+-- use: caller_gone viewer=$1::int8
+), fu AS MATERIALIZED (
+-- use: feed_followees
+), cnt AS (
+    SELECT coalesce(sum(fu.article_count), 0)::int8 AS n FROM fu
+), top AS (
+-- use: feed_merge
 -- use: page_from_top
 ), tl AS MATERIALIZED (
 -- use: tag_lists

@@ -1,8 +1,11 @@
--- conduitd database schema, version 2.
+-- conduitd database schema, version 3.
 --
--- A database of version 1 is brought to version 2 by conduitd --init-db,
--- which then sends only the part between "-- @@ version 2" and
--- "-- @@ end of version 2" below (in one transaction of its own).
+-- A database of an older version is brought to version 3 by conduitd
+-- --init-db, which then sends only the parts that versions after its own
+-- added: for each version N, every part between a line "-- @@ version N"
+-- and the next "-- @@ end of version N", in the order of the file (version
+-- 3 has two: its tables and functions above the post-load marker, its
+-- fill and triggers below it), all in one transaction (master/initdb.c).
 --
 -- Apply once, to an empty database, with
 --     psql -v ON_ERROR_STOP=1 -f sql/schema.sql
@@ -45,7 +48,8 @@
 --   ?tag=T             tags.article_count
 --   ?author=U          users.article_count
 --   ?favorited=U       users.favorite_count (favorites the user gave)
---   feed               sum(users.article_count) over the viewer's followees
+--   feed               feed_readers.article_count (the viewer's followees'
+--                      articles, kept with the feed inbox: version 3)
 --   favoritesCount     articles.favorites_count
 -- The global count is striped over 16 rows keyed by article id % 16, so
 -- concurrent article inserts (consecutive ids) lock different rows instead
@@ -70,7 +74,9 @@
 -- tables are therefore vacuumed after 1 % of their rows changed or were
 -- inserted (5,000 articles at scale 1); such a vacuum reads only the
 -- pages changed since the last one.  A database created before this
--- setting gets it with the ALTER TABLE ... SET of the same options.
+-- setting gets it with the ALTER TABLE ... SET of the same options.  The
+-- feed inbox's two tables (version 3) have the same settings: feed_inbox
+-- is read by index-only scans, and both change at every new article.
 
 BEGIN;
 
@@ -248,7 +254,10 @@ $fn$;
 --   1. the statement's own article row (the article written, favorited or
 --      deleted: always first, by the statement itself);
 --   2. one stripe row, then one author row (users), by the articles
---      trigger, at most one of each per statement;
+--      trigger, at most one of each per statement (a follow or unfollow
+--      takes the followee's row FOR SHARE here);
+--   2b. feed_readers rows, in reader_id order, by the feed inbox's
+--      triggers (version 3, below);
 --   3. tag rows, in id order, by the article_tags triggers (or, in
 --      article_update, by the query itself, before any trigger);
 --   4. article rows then user rows of favorites, each in id order, by the
@@ -774,6 +783,493 @@ $fn$;
 INSERT INTO schema_version (version) VALUES (2);
 -- @@ end of version 2
 
+-- @@ version 3
+-- ===================================================================
+-- The feed inbox (issue 37; docs/results/20261207-feed-inbox)
+-- ===================================================================
+-- The feed was merged at every read: two index probes per followee (their
+-- user rows, then the newest limit + offset of each from the author index),
+-- about 310 buffers and 1.2 to 1.6 ms a call under load, 4 to 6 ms for a
+-- reader of 1,100 to 1,600 followees.  Now each reader has an inbox,
+-- written when the feed changes (fan-out on write), so that a page is one
+-- range of feed_inbox_pkey and the count one row of feed_readers.
+--
+-- Bounded per reader.  Unbounded, the inbox would hold every article of
+-- every followee: at scale 1 about 39 million rows (the most followed users
+-- also write the most: 6,000 followers times 1,600 articles for the first
+-- alone), over 3 GB, more than the rest of the database.  A reader keeps
+-- the newest conduit_inbox_keep() (30) articles of the feed, the inbox
+-- growing by publications up to keep + conduit_inbox_slack() (40) before
+-- it is cut back to 30 (one cut per 10 publications instead of a delete
+-- at each), and every article older than its horizon (the oldest it
+-- keeps) is left to the merge.  Almost every reader of the seeded data
+-- follows enough to fill it, so it holds about 35 rows a reader
+-- (measured: docs/results/20261207-feed-inbox).  The pages read are
+-- those near the top: the benchmark reads limit 10 offset 0 only, the
+-- API's default page is limit 20 offset 0, and both are inside 30; a
+-- deeper page (offset + limit over what the inbox holds) runs the merge,
+-- exactly as before.
+--
+-- Invariant, for each reader r with a row in feed_readers (a reader
+-- without one follows nobody):
+--   * feed_inbox holds (r, article) exactly for the articles of r's
+--     followees whose (created_at, id) >= (horizon_at, horizon_id);
+--     horizon '-infinity' means the whole feed;
+--   * held is the number of those rows, article_count the number of
+--     articles of r's followees (the feed's articlesCount), and held <=
+--     keep + slack.
+-- So a page (limit, offset) is the inbox's when held >= limit + offset
+-- (the newest held are the feed's newest) or held = article_count (the
+-- inbox is the whole feed); articles_feed decides that inside the
+-- statement and otherwise merges, as articles_feed_merge does.
+--
+-- Kept exact in the writing transaction by the zz_feed_* triggers (the
+-- post-load part creates them): a new article is added to each follower's
+-- inbox (above the horizon), a deleted one removed from it, a follow adds
+-- the followee's articles above the horizon, an unfollow removes them; the
+-- counts follow, and a reader over keep + slack is cut back to keep.  A
+-- user being deleted (no endpoint does) is taken out before the cascades
+-- (conduit_inbox_user_delete() says why).  An article's or a follow's key
+-- columns changed by hand (no endpoint does) count as a removal and an
+-- addition.
+--
+-- Concurrency.  Two locks make every change of a reader's feed see the
+-- one before it (each statement of the trigger functions below takes its
+-- own snapshot, after the locks):
+--   * the author's users row: articles_count takes it (FOR NO KEY UPDATE)
+--     for every new or deleted article, and the follow triggers take it
+--     FOR SHARE, so a follow or unfollow of x and a publication or delete
+--     by x never overlap: whichever comes second sees the first committed
+--     (the new article among x's, or the new follower among x's);
+--   * the reader's feed_readers row, FOR NO KEY UPDATE, in reader_id order
+--     (step 2b of the lock order: after the author's row, before the tag
+--     rows), by every trigger that changes that reader's inbox: so two
+--     authors publishing to one reader, or a cut and a publication, never
+--     read the horizon and held before the other's commit.
+-- An article delete takes its author and then the readers last (after
+-- its cascades took tag and favorite rows), like its author row (see "The
+-- one order this cannot keep" above): a delete and a publication sharing
+-- a tag and a follower may deadlock, 40P01, and both are retried once.
+--
+-- The cost moved to the writes (measured at scale 1, docs/results/
+-- 20261207-feed-inbox): a new article writes one inbox row and updates one
+-- feed_readers row per follower (20 on average, 6,000 for the most
+-- followed user), and cuts a tenth of them; a delete does the same in
+-- reverse; a follow inserts up to 41 of the followee's articles and cuts;
+-- an unfollow deletes the followee's rows, and refills the inbox from the
+-- merge when it is left with fewer than 15 rows it cannot serve pages
+-- from.
+CREATE TABLE feed_readers (
+    reader_id bigint NOT NULL,
+    -- articles of the reader's followees: the feed's articlesCount
+    article_count bigint NOT NULL DEFAULT 0,
+    -- rows in feed_inbox for this reader
+    held bigint NOT NULL DEFAULT 0,
+    -- the inbox holds every feed article at or above this (created_at, id)
+    horizon_at timestamptz NOT NULL DEFAULT '-infinity',
+    horizon_id bigint NOT NULL DEFAULT 0,
+    CONSTRAINT feed_readers_pkey PRIMARY KEY (reader_id)
+) WITH (fillfactor = 70,
+        autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_insert_scale_factor = 0.01);
+
+-- The page is a backward range of the primary key (reader_id = r, newest
+-- first), index only once vacuumed.  Nothing else is stored: the page's
+-- rows come from articles as in every list.
+CREATE TABLE feed_inbox (
+    reader_id bigint NOT NULL,
+    created_at timestamptz NOT NULL,
+    article_id bigint NOT NULL,
+    CONSTRAINT feed_inbox_pkey PRIMARY KEY (reader_id, created_at, article_id)
+) WITH (autovacuum_vacuum_scale_factor = 0.01,
+        autovacuum_vacuum_insert_scale_factor = 0.01);
+
+-- The bound (see above), in one place.
+CREATE FUNCTION conduit_inbox_keep() RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$ SELECT 30::bigint $fn$;
+CREATE FUNCTION conduit_inbox_slack() RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$ SELECT 10::bigint $fn$;
+
+-- Cuts the inboxes of readers (whose feed_readers rows the caller has
+-- locked) back to their newest keep rows: the keep-th becomes the horizon.
+-- Readers holding keep or fewer are left alone.
+CREATE FUNCTION conduit_inbox_trim(readers bigint[]) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    keep constant bigint := conduit_inbox_keep();
+BEGIN
+    WITH cut AS MATERIALIZED (
+        SELECT s.reader_id, c.created_at, c.article_id
+          FROM feed_readers s
+         CROSS JOIN LATERAL (
+               SELECT i.created_at, i.article_id
+                 FROM feed_inbox i
+                WHERE i.reader_id = s.reader_id
+                ORDER BY i.created_at DESC, i.article_id DESC
+               OFFSET keep - 1 LIMIT 1) c
+         WHERE s.reader_id = ANY (readers)
+    ), del AS (
+        DELETE FROM feed_inbox i USING cut
+         WHERE i.reader_id = cut.reader_id
+           AND (i.created_at, i.article_id) < (cut.created_at, cut.article_id)
+        RETURNING i.reader_id
+    )
+    UPDATE feed_readers s
+       SET held = s.held - coalesce(d.k, 0), horizon_at = cut.created_at, horizon_id = cut.article_id
+      FROM cut
+      LEFT JOIN (SELECT reader_id, count(*) AS k FROM del GROUP BY reader_id) d USING (reader_id)
+     WHERE s.reader_id = cut.reader_id;
+END
+$fn$;
+
+-- New articles (ids, their authors, their created_at): each goes to the
+-- inbox of every follower of its author whose horizon it is not below,
+-- and counts in every follower's article_count.  The caller holds the
+-- authors' users rows (articles_count took them).
+CREATE FUNCTION conduit_inbox_publish(ids bigint[], authors bigint[], ats timestamptz[])
+RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    most constant bigint := conduit_inbox_keep() + conduit_inbox_slack();
+    full_ones bigint[];
+BEGIN
+    PERFORM 1 FROM feed_readers
+     WHERE reader_id IN (SELECT f.follower_id FROM follows f WHERE f.followee_id = ANY (authors))
+     ORDER BY reader_id FOR NO KEY UPDATE;
+    WITH fan AS MATERIALIZED (
+        SELECT s.reader_id, a.created_at, a.id,
+               (a.created_at, a.id) >= (s.horizon_at, s.horizon_id) AS kept
+          FROM unnest(ids, authors, ats) AS a(id, author_id, created_at)
+          JOIN follows f ON f.followee_id = a.author_id
+          JOIN feed_readers s ON s.reader_id = f.follower_id
+    ), ins AS (
+        INSERT INTO feed_inbox (reader_id, created_at, article_id)
+        SELECT reader_id, created_at, id FROM fan WHERE kept
+        ON CONFLICT DO NOTHING
+        RETURNING reader_id
+    ), upd AS (
+        UPDATE feed_readers s
+           SET article_count = s.article_count + d.n, held = s.held + coalesce(i.k, 0)
+          FROM (SELECT reader_id, count(*) AS n FROM fan GROUP BY reader_id) d
+          LEFT JOIN (SELECT reader_id, count(*) AS k FROM ins GROUP BY reader_id) i USING (reader_id)
+         WHERE s.reader_id = d.reader_id
+        RETURNING s.reader_id, s.held
+    )
+    SELECT array_agg(reader_id) INTO full_ones FROM upd WHERE held > most;
+    IF full_ones IS NOT NULL THEN
+        PERFORM conduit_inbox_trim(full_ones);
+    END IF;
+END
+$fn$;
+
+-- Deleted articles (as conduit_inbox_publish's arguments): out of every
+-- follower's inbox and count.  Only rows at or above a reader's horizon
+-- can be there, so only those are looked up.
+CREATE FUNCTION conduit_inbox_unpublish(ids bigint[], authors bigint[], ats timestamptz[])
+RETURNS void
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM 1 FROM feed_readers
+     WHERE reader_id IN (SELECT f.follower_id FROM follows f WHERE f.followee_id = ANY (authors))
+     ORDER BY reader_id FOR NO KEY UPDATE;
+    WITH gone AS MATERIALIZED (
+        SELECT * FROM unnest(ids, authors, ats) AS a(id, author_id, created_at)
+    ), rd AS (
+        SELECT f.follower_id AS reader_id, sum(p.n) AS n
+          FROM (SELECT author_id, count(*) AS n FROM gone GROUP BY author_id) p
+          JOIN follows f ON f.followee_id = p.author_id
+         GROUP BY f.follower_id
+    ), del AS (
+        DELETE FROM feed_inbox i
+         USING gone a, follows f, feed_readers s
+         WHERE f.followee_id = a.author_id AND s.reader_id = f.follower_id
+           AND (a.created_at, a.id) >= (s.horizon_at, s.horizon_id)
+           AND i.reader_id = f.follower_id AND i.created_at = a.created_at AND i.article_id = a.id
+        RETURNING i.reader_id
+    )
+    UPDATE feed_readers s
+       SET article_count = s.article_count - rd.n, held = s.held - coalesce(d.k, 0)
+      FROM rd
+      LEFT JOIN (SELECT reader_id, count(*) AS k FROM del GROUP BY reader_id) d USING (reader_id)
+     WHERE s.reader_id = rd.reader_id;
+END
+$fn$;
+
+-- Recomputes one reader's inbox from the merge (the caller holds its
+-- feed_readers row): its count, its newest keep articles (all of them
+-- when there are at most keep + slack), the horizon.  unfollow calls it
+-- when the inbox is left too short to serve the first pages.
+CREATE FUNCTION conduit_inbox_refill(reader bigint) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    keep constant bigint := conduit_inbox_keep();
+    most constant bigint := keep + conduit_inbox_slack();
+    n bigint;
+    lim bigint;
+    k bigint;
+    h_at timestamptz := '-infinity';
+    h_id bigint := 0;
+BEGIN
+    SELECT coalesce(sum(u.article_count), 0) INTO n
+      FROM follows f JOIN users u ON u.id = f.followee_id
+     WHERE f.follower_id = reader;
+    lim := CASE WHEN n <= most THEN most ELSE keep END;
+    DELETE FROM feed_inbox WHERE reader_id = reader;
+    INSERT INTO feed_inbox (reader_id, created_at, article_id)
+    SELECT reader, x.created_at, x.id
+      FROM follows f
+     CROSS JOIN LATERAL (
+           SELECT a.created_at, a.id
+             FROM articles a
+            WHERE a.author_id = f.followee_id
+            ORDER BY a.created_at DESC, a.id DESC
+            LIMIT lim) x
+     WHERE f.follower_id = reader
+     ORDER BY x.created_at DESC, x.id DESC
+     LIMIT lim;
+    GET DIAGNOSTICS k = ROW_COUNT;
+    IF k < n THEN
+        SELECT i.created_at, i.article_id INTO h_at, h_id
+          FROM feed_inbox i
+         WHERE i.reader_id = reader
+         ORDER BY i.created_at, i.article_id
+         LIMIT 1;
+    END IF;
+    UPDATE feed_readers
+       SET article_count = n, held = k, horizon_at = h_at, horizon_id = h_id
+     WHERE reader_id = reader;
+END
+$fn$;
+
+-- New follows (readers[i] follows followees[i]).  The followees' users
+-- rows are taken FOR SHARE first: no article of theirs comes or goes until
+-- this commits, and one that came before is seen.  Each followee's
+-- articles at or above the reader's horizon go in, at most keep + slack +
+-- 1 of them: with more, the cut that follows (the inbox is then over
+-- keep + slack) raises the horizon above the ones left out.
+CREATE FUNCTION conduit_inbox_follow(readers bigint[], followees bigint[]) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    most constant bigint := conduit_inbox_keep() + conduit_inbox_slack();
+    p record;
+    k bigint;
+    h_at timestamptz;
+    h_id bigint;
+    full_ones bigint[];
+BEGIN
+    PERFORM 1 FROM users WHERE id = ANY (followees) ORDER BY id FOR SHARE;
+    INSERT INTO feed_readers (reader_id)
+    SELECT DISTINCT r FROM unnest(readers) AS r ORDER BY 1
+    ON CONFLICT DO NOTHING;
+    PERFORM 1 FROM feed_readers WHERE reader_id = ANY (readers) ORDER BY reader_id FOR NO KEY UPDATE;
+    FOR p IN SELECT x.reader_id, x.followee_id
+               FROM unnest(readers, followees) AS x(reader_id, followee_id)
+              ORDER BY 1, 2 LOOP
+        -- The horizon as values, so the range below is one index range.
+        SELECT s.horizon_at, s.horizon_id INTO h_at, h_id
+          FROM feed_readers s WHERE s.reader_id = p.reader_id;
+        WITH ins AS (
+            INSERT INTO feed_inbox (reader_id, created_at, article_id)
+            SELECT p.reader_id, a.created_at, a.id
+              FROM articles a
+             WHERE a.author_id = p.followee_id AND (a.created_at, a.id) >= (h_at, h_id)
+             ORDER BY a.created_at DESC, a.id DESC
+             LIMIT most + 1
+            ON CONFLICT DO NOTHING
+            RETURNING 1
+        )
+        SELECT count(*) INTO k FROM ins;
+        UPDATE feed_readers s
+           SET article_count = s.article_count
+                   + coalesce((SELECT u.article_count FROM users u WHERE u.id = p.followee_id), 0),
+               held = s.held + k
+         WHERE s.reader_id = p.reader_id;
+    END LOOP;
+    SELECT array_agg(reader_id) INTO full_ones
+      FROM feed_readers WHERE reader_id = ANY (readers) AND held > most;
+    IF full_ones IS NOT NULL THEN
+        PERFORM conduit_inbox_trim(full_ones);
+    END IF;
+END
+$fn$;
+
+-- Ended follows.  The followee's rows in the reader's inbox are its
+-- articles at or above the horizon (at most keep + slack).  Its article
+-- count comes from its users row, or, when the user was deleted (the
+-- row is gone), from its articles still there: none, after the cascades,
+-- since conduit_inbox_user_delete() counted them all first.  With refill
+-- (one unfollow, not a cascade), an inbox left short of keep / 2 rows,
+-- less than the feed, is refilled: otherwise every read of the first pages
+-- would merge until enough new articles came.  Not when the follow is
+-- being changed into another (an UPDATE): the refill reads the follows as
+-- they are, the new one in them, which the follow after it adds again.
+CREATE FUNCTION conduit_inbox_unfollow(readers bigint[], followees bigint[], refill boolean)
+RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    keep constant bigint := conduit_inbox_keep();
+    p record;
+    k bigint;
+    h_at timestamptz;
+    h_id bigint;
+BEGIN
+    PERFORM 1 FROM users WHERE id = ANY (followees) ORDER BY id FOR SHARE;
+    PERFORM 1 FROM feed_readers WHERE reader_id = ANY (readers) ORDER BY reader_id FOR NO KEY UPDATE;
+    FOR p IN SELECT x.reader_id, x.followee_id
+               FROM unnest(readers, followees) AS x(reader_id, followee_id)
+              ORDER BY 1, 2 LOOP
+        SELECT s.horizon_at, s.horizon_id INTO h_at, h_id
+          FROM feed_readers s WHERE s.reader_id = p.reader_id;
+        IF NOT FOUND THEN
+            -- A deleted reader whose row went first: every row goes.
+            h_at := '-infinity';
+            h_id := 0;
+        END IF;
+        WITH del AS (
+            DELETE FROM feed_inbox i
+             USING articles a
+             WHERE a.author_id = p.followee_id AND (a.created_at, a.id) >= (h_at, h_id)
+               AND i.reader_id = p.reader_id AND i.created_at = a.created_at AND i.article_id = a.id
+            RETURNING 1
+        )
+        SELECT count(*) INTO k FROM del;
+        UPDATE feed_readers s
+           SET article_count = s.article_count
+                   - coalesce((SELECT u.article_count FROM users u WHERE u.id = p.followee_id),
+                              (SELECT count(*) FROM articles a WHERE a.author_id = p.followee_id)),
+               held = s.held - k
+         WHERE s.reader_id = p.reader_id;
+    END LOOP;
+    IF refill THEN
+        PERFORM conduit_inbox_refill(s.reader_id)
+           FROM feed_readers s
+          WHERE s.reader_id = readers[1] AND s.held < keep / 2 AND s.held < s.article_count;
+    END IF;
+END
+$fn$;
+
+-- The function of the six zz_feed_* triggers (the post-load part creates
+-- them): statement level for inserts and deletes, so that a delete
+-- cascading to many articles or follows makes one call over its
+-- transition table; row level for updates of the key columns (a column
+-- list allows no transition table), which count as a removal and an
+-- addition.
+CREATE FUNCTION conduit_inbox_changes() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF TG_TABLE_NAME = 'articles' THEN
+        IF TG_OP = 'INSERT' THEN
+            PERFORM conduit_inbox_publish(array_agg(id), array_agg(author_id), array_agg(created_at))
+               FROM new_rows HAVING count(*) > 0;
+        ELSIF TG_OP = 'DELETE' THEN
+            PERFORM conduit_inbox_unpublish(array_agg(id), array_agg(author_id), array_agg(created_at))
+               FROM old_rows HAVING count(*) > 0;
+        ELSIF (NEW.id, NEW.author_id, NEW.created_at)
+              IS DISTINCT FROM (OLD.id, OLD.author_id, OLD.created_at) THEN
+            PERFORM conduit_inbox_unpublish(ARRAY[OLD.id], ARRAY[OLD.author_id], ARRAY[OLD.created_at]);
+            PERFORM conduit_inbox_publish(ARRAY[NEW.id], ARRAY[NEW.author_id], ARRAY[NEW.created_at]);
+        END IF;
+    ELSIF TG_OP = 'INSERT' THEN
+        PERFORM conduit_inbox_follow(array_agg(follower_id), array_agg(followee_id))
+           FROM new_rows HAVING count(*) > 0;
+    ELSIF TG_OP = 'DELETE' THEN
+        PERFORM conduit_inbox_unfollow(array_agg(follower_id), array_agg(followee_id), count(*) = 1)
+           FROM old_rows HAVING count(*) > 0;
+    ELSIF (NEW.follower_id, NEW.followee_id) IS DISTINCT FROM (OLD.follower_id, OLD.followee_id) THEN
+        PERFORM conduit_inbox_unfollow(ARRAY[OLD.follower_id], ARRAY[OLD.followee_id], false);
+        PERFORM conduit_inbox_follow(ARRAY[NEW.follower_id], ARRAY[NEW.followee_id]);
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+
+-- A user being deleted, before the cascades (BEFORE DELETE on users, row
+-- level): their articles leave their followers' inboxes and counts, and
+-- their own inbox goes.  The cascades' own triggers cannot do it:
+-- PostgreSQL fires them only once every cascade of the statement has run,
+-- when the user's follows and articles are both gone, and neither could
+-- find what the other took (the followers of the deleted articles, the
+-- articles of the deleted follows).  Fired then, they find nothing left
+-- to do.  The readers are locked in one ordered set, the user's own row
+-- with their followers'.
+CREATE FUNCTION conduit_inbox_user_delete() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM 1 FROM feed_readers
+     WHERE reader_id = OLD.id
+        OR reader_id IN (SELECT f.follower_id FROM follows f WHERE f.followee_id = OLD.id)
+     ORDER BY reader_id FOR NO KEY UPDATE;
+    PERFORM conduit_inbox_unfollow(array_agg(f.follower_id), array_agg(f.followee_id), false)
+       FROM follows f WHERE f.followee_id = OLD.id HAVING count(*) > 0;
+    DELETE FROM feed_readers WHERE reader_id = OLD.id;
+    DELETE FROM feed_inbox WHERE reader_id = OLD.id;
+    RETURN OLD;
+END
+$fn$;
+
+-- Every inbox recomputed from follows, articles and the article counters
+-- (run conduit_recount() first if those may be wrong), set-based: the
+-- post-load part fills the inbox with it, and an upgrade to version 3.
+-- An operator may call it after writes made behind the triggers' back; it
+-- locks follows and articles in SHARE mode (writes to them wait) and
+-- empties the inbox with TRUNCATE (feed reads wait too) until it commits.
+-- Returns the rows written.  Each reader's newest come from a merge like
+-- the read's (the newest keep, or keep + slack, of each followee), so the
+-- cost is about the followees' number times keep, never their articles'.
+CREATE FUNCTION conduit_inbox_rebuild() RETURNS bigint
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    keep constant bigint := conduit_inbox_keep();
+    most constant bigint := keep + conduit_inbox_slack();
+    k bigint;
+BEGIN
+    LOCK TABLE follows, articles IN SHARE MODE;
+    TRUNCATE feed_inbox, feed_readers;
+    INSERT INTO feed_readers (reader_id, article_count)
+    SELECT f.follower_id, sum(u.article_count)
+      FROM follows f JOIN users u ON u.id = f.followee_id
+     GROUP BY f.follower_id
+     ORDER BY f.follower_id;
+    -- In reader order, so the primary key is built nearly in order.
+    INSERT INTO feed_inbox (reader_id, created_at, article_id)
+    SELECT s.reader_id, t.created_at, t.id
+      FROM (SELECT reader_id, article_count,
+                   CASE WHEN article_count <= most THEN most ELSE keep END AS lim
+              FROM feed_readers ORDER BY reader_id) s
+     CROSS JOIN LATERAL (
+           SELECT x.created_at, x.id
+             FROM follows f
+            CROSS JOIN LATERAL (
+                  SELECT a.created_at, a.id
+                    FROM articles a
+                   WHERE a.author_id = f.followee_id
+                   ORDER BY a.created_at DESC, a.id DESC
+                   LIMIT s.lim) x
+            WHERE f.follower_id = s.reader_id
+            ORDER BY x.created_at DESC, x.id DESC
+            LIMIT s.lim) t;
+    GET DIAGNOSTICS k = ROW_COUNT;
+    -- held: the whole feed, or keep; the horizon: the oldest kept of a
+    -- feed longer than that.
+    UPDATE feed_readers s
+       SET held = keep, horizon_at = o.created_at, horizon_id = o.article_id
+      FROM (SELECT r.reader_id, h.created_at, h.article_id
+              FROM feed_readers r
+             CROSS JOIN LATERAL (
+                   SELECT i.created_at, i.article_id
+                     FROM feed_inbox i
+                    WHERE i.reader_id = r.reader_id
+                    ORDER BY i.created_at, i.article_id
+                    LIMIT 1) h
+             WHERE r.article_count > most) o
+     WHERE s.reader_id = o.reader_id;
+    UPDATE feed_readers SET held = article_count WHERE article_count <= most;
+    RETURN k;
+END
+$fn$;
+
+INSERT INTO schema_version (version) VALUES (3);
+-- @@ end of version 3
+
 -- @@ post-load: a bulk loader sends everything above this line, then its
 -- data, then everything below, in one session (see the top of the file).
 
@@ -908,6 +1404,51 @@ CREATE TRIGGER conduit_cache_favorites_del
     AFTER DELETE ON favorites REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION conduit_cache_favorites_del();
 
+-- ===================================================================
+-- Feed inbox: the fill, then its triggers
+-- ===================================================================
+-- @@ version 3
+-- Loaded here, after the counters (conduit_inbox_rebuild() reads
+-- users.article_count), and its triggers only after it, so the load fires
+-- none.  An upgrade from version 2 runs this part too, under load
+-- perhaps: the locks keep every write of follows and articles out until
+-- the triggers are there (reads go on).
+LOCK TABLE follows, articles IN SHARE ROW EXCLUSIVE MODE;
+DO $fill$
+BEGIN
+    PERFORM conduit_inbox_rebuild();
+END
+$fill$;
+-- After the fill, so it is validated in one pass instead of row by row.
+ALTER TABLE feed_readers ADD CONSTRAINT feed_readers_reader_id_fkey
+    FOREIGN KEY (reader_id) REFERENCES users (id) ON DELETE CASCADE;
+CREATE TRIGGER zz_feed_articles_ins
+    AFTER INSERT ON articles REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_inbox_changes();
+CREATE TRIGGER zz_feed_articles_del
+    AFTER DELETE ON articles REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_inbox_changes();
+CREATE TRIGGER zz_feed_articles_upd
+    AFTER UPDATE OF id, author_id, created_at ON articles
+    FOR EACH ROW EXECUTE FUNCTION conduit_inbox_changes();
+CREATE TRIGGER zz_feed_follows_ins
+    AFTER INSERT ON follows REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_inbox_changes();
+CREATE TRIGGER zz_feed_follows_del
+    AFTER DELETE ON follows REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION conduit_inbox_changes();
+CREATE TRIGGER zz_feed_follows_upd
+    AFTER UPDATE OF follower_id, followee_id ON follows
+    FOR EACH ROW EXECUTE FUNCTION conduit_inbox_changes();
+CREATE TRIGGER zz_feed_users_del
+    BEFORE DELETE ON users
+    FOR EACH ROW EXECUTE FUNCTION conduit_inbox_user_delete();
+ANALYZE feed_readers, feed_inbox;
+-- @@ end of version 3
+
+-- ===================================================================
+-- Statistics
+-- ===================================================================
 ANALYZE users, articles, tags, article_tags, favorites, follows, comments, article_count_stripes;
 
 COMMIT;

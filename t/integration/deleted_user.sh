@@ -43,7 +43,7 @@ for MODE in "cache off" "cache on"; do
     "cache on") conduitd_start -w 2 --bcrypt-cost 4 --cache on ;;
     *) conduitd_start -w 2 --bcrypt-cost 4 ;;
     esac
-    psql -X -q -c "truncate users, articles, tags, article_tags, favorites, follows, comments" ||
+    psql -X -q -c "truncate users, articles, tags, article_tags, favorites, follows, comments, feed_readers, feed_inbox" ||
         bail "cannot empty the tables"
 
     http POST /api/users '{"user":{"username":"alice","email":"alice@example.io","password":"pw-alice"}}'

@@ -19,7 +19,8 @@ digest() {
     for t in "users ORDER BY id" "articles ORDER BY id" "tags ORDER BY id" \
         "article_tags ORDER BY article_id, tag_id" "favorites ORDER BY user_id, article_id" \
         "follows ORDER BY follower_id, followee_id" "comments ORDER BY id" \
-        "article_count_stripes ORDER BY stripe"; do
+        "article_count_stripes ORDER BY stripe" "feed_readers ORDER BY reader_id" \
+        "feed_inbox ORDER BY reader_id, created_at, article_id"; do
         q -d "$1" -c "COPY (SELECT * FROM $t) TO STDOUT"
     done | md5sum | cut -d' ' -f1
 }
@@ -67,8 +68,11 @@ is "nobody follows themselves" "$(q -c 'SELECT count(*) FROM follows WHERE follo
 # API reports (favoritesCount, articlesCount by tag, author, favoriter,
 # feed) comes from these counters.
 is "every counter matches the rows" "$(q -c 'SELECT conduit_recount()')" 0
-is "the triggers are in place" \
-    "$(q -c "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'zz\\_%'")" 7
+is "the triggers are in place (counters, feed inbox)" \
+    "$(q -c "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'zz\\_%'")" 14
+is "the feed inbox is filled, every reader's, exactly" \
+    "$(q -c "SELECT count(*) FROM feed_readers") $(q -f "$top_srcdir/t/sql/inbox-check.sql")" \
+    "$(q -c "SELECT count(DISTINCT follower_id) FROM follows") 0"
 is "and the cache notification triggers (worker/cache_sync.c looks for them)" \
     "$(q -c "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'conduit\\_cache\\_%'")" 8
 is "sequences continue after the loaded ids" \

@@ -101,19 +101,19 @@ is "the tables read by index-only scans are vacuumed after 1 % of changes" \
     "$(sql "SELECT string_agg(relname, ' ' ORDER BY relname) FROM pg_class
              WHERE 'autovacuum_vacuum_scale_factor=0.01' = ANY (reloptions)
                AND 'autovacuum_vacuum_insert_scale_factor=0.01' = ANY (reloptions)")" \
-    "article_tags articles favorites follows"
+    "article_tags articles favorites feed_inbox feed_readers follows"
 
 # ------------------------------------------------------------ schema twice
 sql "INSERT INTO users (username, email, password_hash) VALUES ('canary', 'canary@x', 'h')"
 before=$(sql "SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace")
 psql -X -q -v ON_ERROR_STOP=1 -f "$top_srcdir/sql/schema.sql" >"$T/twice.log" 2>&1
 check "applying schema.sql a second time fails" [ $? -ne 0 ]
-check "saying it is already applied" grep -q 'schema already applied (version 2)' "$T/twice.log"
+check "saying it is already applied" grep -q 'schema already applied (version 3)' "$T/twice.log"
 is "no relation was added or dropped" \
     "$(sql "SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace")" "$before"
 is "the data is intact" "$(sql "SELECT count(*) FROM users WHERE username = 'canary'")" 1
-is "schema_version still says 1 and 2, once each" "$(sql 'SELECT count(*)::text || version FROM schema_version GROUP BY version ORDER BY version' | tr '\n' ' ')" "11 12 "
-is "the schema_version query" "$(q schema_version)" 2
+is "schema_version still says 1, 2 and 3, once each" "$(sql 'SELECT count(*)::text || version FROM schema_version GROUP BY version ORDER BY version' | tr '\n' ' ')" "11 12 13 "
+is "the schema_version query" "$(q schema_version)" 3
 sql "DELETE FROM users WHERE username = 'canary'"
 
 # ------------------------------------------------------------ users

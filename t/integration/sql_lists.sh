@@ -16,30 +16,24 @@
 # order, articles deleted after they were tagged and favorited (counters
 # kept by the triggers), unfollows, a viewer whose user row is gone.
 #
+# Both feed statements: articles_feed (the inbox, or the merge for pages
+# beyond it) and articles_feed_merge (the merge alone); the data set's
+# writes go through the inbox's triggers (t/integration/feed_inbox.sh
+# tests the inbox itself).
+#
 # A test that cannot fail proves nothing: the same comparison is run on
-# mutants of the statement (ties broken the other way, the count off by
-# the counters, each followee's run cut to the limit without the offset)
-# and must catch each of them.
+# mutants of the statements (ties broken the other way, the count off by
+# the counters, each followee's run cut to the limit without the offset,
+# the inbox read for a page it holds only in part) and must catch each of
+# them.
 . "$top_srcdir/t/lib.sh"
 
 pg_start
-
-if sh "$top_srcdir/t/sql/prepare-all.sh" -b "$T/q" >"$T/build.log" 2>&1; then
-    pass "the query table builds"
-else
-    sed 's/^/# /' "$T/build.log"
-    bail "cannot build the query table"
-fi
+# plans_build, stmt, run, same, differs, mutant: t/sql/plans.sh.
+. "$top_srcdir/t/sql/plans.sh"
+plans_build
 
 sql() { psql -X -q -At -v ON_ERROR_STOP=1 -P null=NULL -c "$1" 2>>"$T/psql.err"; }
-
-# stmt NAME [NEWNAME]: the PREPARE of query NAME as the server prepares it,
-# renamed to NEWNAME.
-stmt() {
-    awk -v n="$1" -v m="${2:-$1}" '
-        $0 == "PREPARE " n " AS" { on = 1; print "PREPARE " m " AS"; next }
-        on { print; if ($0 ~ /;$/) exit }' "$T/q/prepare.sql"
-}
 
 # ------------------------------------------------------------ the data set
 # Every write goes through the tables' triggers, as the server's would, so
@@ -142,60 +136,16 @@ SELECT p.slug, p.title, p.description,
  ORDER BY p.created_at DESC, p.id DESC;
 SQL
 
-# run STATEMENT CASES OUT: every case through the prepared statement, in one
-# session (generic plans, as the server's connections have them), each
-# answer after a line naming its case.
-run() {
-    {
-        cat "$T/stmts.sql"
-        while read -r _c; do
-            printf '\\echo == %s\nEXECUTE %s(%s);\n' "$_c" "$1" "$_c"
-        done <"$2"
-    } | psql -X -q -At -P null=NULL -v ON_ERROR_STOP=1 >"$3" 2>>"$T/psql.err"
-}
-
-# same DESCRIPTION STATEMENT REFERENCE CASES: identical answers, row for row.
-same() {
-    run "$2" "$4" "$T/got"
-    _rc1=$?
-    run "$3" "$4" "$T/want"
-    _rc2=$?
-    if [ "$_rc1" = 0 ] && [ "$_rc2" = 0 ] && cmp -s "$T/got" "$T/want"; then
-        pass "$1 ($(grep -vc '^== ' "$T/want") rows)"
-    else
-        fail "$1 (psql rc $_rc1 $_rc2)"
-        diff "$T/want" "$T/got" | head -n 20 | tr '\037' ',' | sed 's/^/# /'
-    fi
-}
-
-# differs DESCRIPTION STATEMENT REFERENCE CASES: a mutant is caught.
-differs() {
-    run "$2" "$4" "$T/got"
-    run "$3" "$4" "$T/want"
-    if [ -s "$T/want" ] && ! cmp -s "$T/got" "$T/want"; then
-        pass "$1"
-    else
-        fail "$1: the comparison did not see it"
-    fi
-}
-
-# mutant NAME NEWNAME SED: adds statement NAME with one change, as
-# NEWNAME, to the session's statements; the change must apply (else the
-# mutant would be the statement itself).
-mutant() {
-    stmt "$1" "$2" >"$T/m.sql"
-    sed "$3" "$T/m.sql" >"$T/m2.sql"
-    check "mutant $2 differs from $1" sh -c "! cmp -s '$T/m.sql' '$T/m2.sql'"
-    cat "$T/m2.sql" >>"$T/stmts.sql"
-}
-
 {
     cat "$T/ref.sql"
     stmt articles_feed
+    stmt articles_feed_merge
 } >"$T/stmts.sql"
-mutant articles_feed mut_ties 's/ORDER BY x.created_at DESC, x.id DESC/ORDER BY x.created_at DESC, x.id ASC/'
-mutant articles_feed mut_count 's/sum(fu.article_count)/count(*)/'
-mutant articles_feed mut_run 's/LIMIT $2::int8 + $3::int8) x/LIMIT $2::int8) x/'
+mutant articles_feed_merge mut_ties 's/ORDER BY x.created_at DESC, x.id DESC/ORDER BY x.created_at DESC, x.id ASC/'
+mutant articles_feed_merge mut_count 's/sum(fu.article_count)/count(*)/'
+mutant articles_feed_merge mut_run 's/LIMIT $2::int8 + $3::int8) x/LIMIT $2::int8) x/'
+# The inbox taken for pages it holds only in part.
+mutant articles_feed mut_inbox 's/OR s.held >= $2::int8 + $3::int8/OR s.held >= $2::int8/'
 
 check "the data set has ties inside a page of the heaviest feed" \
     [ "$(sql "SELECT count(*) FROM (SELECT created_at FROM articles GROUP BY 1 HAVING count(*) > 1) s")" -gt 100 ]
@@ -204,6 +154,7 @@ is "and the followees of viewer 1 wrote thousands" \
 sql "DELETE FROM users WHERE id = $GONE" >/dev/null
 
 same "feed: identical to the reference, freshly loaded (heap fetches)" articles_feed ref_feed "$T/feed.cases"
+same "feed merged: identical to the reference, freshly loaded" articles_feed_merge ref_feed "$T/feed.cases"
 
 # Deletes (the counters follow through the triggers), unfollows, then the
 # same cases before and after VACUUM.
@@ -211,12 +162,15 @@ sql "DELETE FROM articles WHERE id % 11 = 0 OR slug LIKE 'burst1%'" >/dev/null
 sql "DELETE FROM follows WHERE (follower_id + followee_id) % 9 = 0" >/dev/null
 sql "DELETE FROM favorites WHERE article_id % 7 = 0" >/dev/null
 same "feed: identical after deletes and unfollows" articles_feed ref_feed "$T/feed.cases"
+same "feed merged: identical after deletes and unfollows" articles_feed_merge ref_feed "$T/feed.cases"
 sql "VACUUM ANALYZE" >/dev/null
 same "feed: identical after VACUUM (index-only scans)" articles_feed ref_feed "$T/feed.cases"
+same "feed merged: identical after VACUUM" articles_feed_merge ref_feed "$T/feed.cases"
 
 differs "the comparison catches ties broken the other way" mut_ties ref_feed "$T/feed.cases"
 differs "the comparison catches a count that is not the count" mut_count ref_feed "$T/feed.cases"
 differs "the comparison catches a merge that drops rows past the first page" mut_run ref_feed "$T/feed.cases"
+differs "the comparison catches an inbox read past what it holds" mut_inbox ref_feed "$T/feed.cases"
 
 if [ -s "$T/psql.err" ]; then
     note "psql said:"

@@ -51,13 +51,17 @@ START_TEST(test_schema)
     for (int i = 0; i < p.nsections; i++)
         ck_assert_uint_gt(strlen(p.sections[i].name), 0);
 
-    ck_assert_int_eq(p.ntables, 10);
+    ck_assert_int_eq(p.ntables, 12);
     ck_assert(has(p.tables, p.ntables, "users") && has(p.tables, p.ntables, "article_tags") &&
               has(p.tables, p.ntables, "idempotency_keys") &&
+              has(p.tables, p.ntables, "feed_inbox") && has(p.tables, p.ntables, "feed_readers") &&
               has(p.tables, p.ntables, "schema_version") &&
               has(p.tables, p.ntables, "article_count_stripes"));
     ck_assert(has(p.functions, p.nfunctions, "conduit_recount") &&
-              has(p.functions, p.nfunctions, "conduit_base36"));
+              has(p.functions, p.nfunctions, "conduit_base36") &&
+              has(p.functions, p.nfunctions, "conduit_inbox_rebuild"));
+    /* The feed inbox's fill and triggers have a section of their own. */
+    ck_assert_str_eq(p.sections[p.nsections - 2].name, "Feed inbox: the fill, then its triggers");
     ck_assert(!has(p.functions, p.nfunctions, "conduit_recount()"));
     parts_free(&p);
 }
