@@ -99,7 +99,9 @@
 -- 0.17, limit 100: 0.7); ?tag= 0.17 to 0.20 (popular or rare); ?author=
 -- 0.11 (10,000 articles or 10); ?favorited= 0.14 (16,000 favorites or 40);
 -- feed 0.25 (typical), 0.7 (p99 follower, 86 followees), 4 to 6 (1,100 to
--- 1,600 followees; about 4 us a followee); article 0.03; comments 0.02
+-- 1,600 followees; about 4 us a followee), since the feed inbox (schema
+-- version 3) the same for every viewer (see articles_feed); article 0.03;
+-- comments 0.02
 -- (0.3 for an article with 13,000); profile, login, tags < 0.04; writes
 -- 0.03 to 0.4 ms.  Two filters together: 0.2 ms typical, 17 to 25 ms for
 -- the largest sets (a count over 10,000 to 16,000 index probes).
@@ -508,7 +510,12 @@ SELECT p.slug, p.title, p.description,
 --   always did.  Each branch is gated by st (a one-time filter: the other
 --   is not run; fu, which only the merge reads, is then not read either).
 -- * the page's rows and authors by primary key, as in the other lists.
--- Measured at scale 1 (docs/results/20261207-feed-inbox): see there.
+-- Measured at scale 1, seeded (docs/results/20261207-feed-inbox): limit
+-- 10 offset 0 from the inbox 0.25 ms and 181 buffers a call (merged:
+-- 0.37 ms, 304), whatever the viewer's followees (merged, for the users
+-- of most followees: 1.7 ms, 1,733); limit 20: 0.41 (0.49); a page
+-- beyond the inbox, merged: +0.13 ms and +31 buffers over the merge alone
+-- (the reader's row, the page's authors by key).
 -- use: caller_gone viewer=$1::int8
 ), st AS MATERIALIZED (
     SELECT coalesce(s.article_count, 0)::int8 AS n,

@@ -211,6 +211,9 @@ note "cases read from the inbox, merged: $w"
 # ------------------------------------------------------------ the test can fail
 # Each trigger off once: the write it covers, the comparison must fail;
 # then the trigger back and the inbox rebuilt, the comparison holds again.
+# The concurrent writes changed follows at random: the cases' viewers 1, 4
+# and 8 follow author 2 again, so each write below changes pages compared.
+sql "INSERT INTO follows VALUES (1, 2), (4, 2), (8, 2) ON CONFLICT DO NOTHING"
 caught() { # caught TRIGGER TABLE WRITE-SQL
     sql "ALTER TABLE $2 DISABLE TRIGGER $1"
     sql "$3" >/dev/null
@@ -224,13 +227,16 @@ caught zz_feed_articles_del articles \
     "DELETE FROM articles WHERE id = (SELECT max(id) FROM articles WHERE author_id = 2)"
 caught zz_feed_articles_upd articles \
     "UPDATE articles SET created_at = now() WHERE id = (SELECT min(id) FROM articles WHERE author_id = 2)"
-caught zz_feed_follows_ins follows "INSERT INTO follows VALUES (15, 2), (16, 2), (17, 2) ON CONFLICT DO NOTHING"
+# Viewers who do not follow 2 (whatever the concurrent writes left).
+not2="SELECT v FROM generate_series(11, 40) AS v
+       WHERE v NOT IN (SELECT follower_id FROM follows WHERE followee_id = 2)
+         AND EXISTS (SELECT 1 FROM users WHERE id = v)"
+caught zz_feed_follows_ins follows "INSERT INTO follows SELECT v, 2 FROM ($not2 LIMIT 3) s"
 caught zz_feed_follows_del follows "DELETE FROM follows WHERE followee_id = 2 AND follower_id < 20"
 caught zz_feed_follows_upd follows \
     "UPDATE follows SET followee_id = 2
       WHERE (follower_id, followee_id) IN (SELECT follower_id, min(followee_id) FROM follows
-                                            WHERE follower_id IN (30, 31, 32) GROUP BY follower_id)
-        AND follower_id NOT IN (SELECT follower_id FROM follows WHERE followee_id = 2)"
+                                            WHERE follower_id IN ($not2) GROUP BY follower_id)"
 caught zz_feed_users_del users "DELETE FROM users WHERE id = 2"
 compare "after the triggers are back and the inbox rebuilt"
 
