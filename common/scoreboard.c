@@ -74,6 +74,7 @@ scoreboard_claim(struct scoreboard *sb, int index, int generation, int64_t now_m
         atomic_store(&s->errors, 0);
         atomic_store(&s->in_flight, 0);
         atomic_store(&s->queued, 0);
+        atomic_store(&s->cache_on_ns, 0);
         for (size_t k = 0; k < NCOUNTERS; k++)
             atomic_store_explicit(&w[k], 0, memory_order_relaxed);
         atomic_store(&s->state, SLOT_STARTING);
@@ -134,6 +135,28 @@ scoreboard_sum(const struct scoreboard *sb, struct scoreboard_counters *out)
     }
     for (size_t k = 0; k < NCOUNTERS; k++)
         atomic_store_explicit(&o[k], words[k], memory_order_relaxed);
+}
+
+int
+scoreboard_cache_gap(const struct scoreboard *sb, int slot)
+{
+    const struct worker_slot *dead = &sb->slots[slot];
+    int64_t on = atomic_load(&dead->cache_on_ns);
+    int64_t seen_ns = atomic_load(&dead->heartbeat_ms) * 1000000; /* CLOCK_MONOTONIC, as ticks */
+    int used = atomic_load(&sb->master.slots_used);
+
+    if (!on)
+        return 0;
+    for (int i = 0; i < used && i < SCOREBOARD_SLOTS; i++) {
+        const struct worker_slot *s = &sb->slots[i];
+        int64_t other;
+        if (i == slot || atomic_load(&s->state) == SLOT_FREE)
+            continue;
+        other = atomic_load(&s->cache_on_ns);
+        if (other && other < seen_ns)
+            return 0; /* on before the reaped one was last seen, and still on */
+    }
+    return 1;
 }
 
 uint64_t

@@ -128,7 +128,6 @@ struct scoreboard_counters {
     _Atomic uint64_t db_queue_full; /* queries refused: the wait queue was full */
     _Atomic uint64_t cache_lookups[SB_CACHE_KINDS][SB_CACHE_RESULTS]; /* worker/cache.h */
     _Atomic uint64_t cache_invalidations;
-    _Atomic uint64_t cache_evictions;  /* entries dropped for room (cache_size, cache_memory) */
     _Atomic uint64_t cache_unadmitted; /* not stored: keys put fewer than cache_min_uses times */
     _Atomic uint64_t cache_waits; /* misses that waited for another request's fill (cache_fill.h) */
     _Atomic uint64_t cache_stale_answers; /* answered stale, not waiting for a refresh (cache.h) */
@@ -157,7 +156,13 @@ struct worker_slot {
     _Atomic uint64_t errors;      /* responses with a 5xx status */
     _Atomic int64_t in_flight;    /* requests received, not yet answered */
     _Atomic int64_t queued;       /* requests waiting for a database connection */
-    _Atomic int64_t cache_bytes;  /* what the worker's cache holds (worker/cache.h) */
+    /*
+     * The stamps' tick since which the worker uses the instance's cache
+     * (worker/cache.h: listening, when cache_sync is on); 0 while it does
+     * not.  The master reads it when it reaps the worker: see
+     * scoreboard_cache_gap().
+     */
+    _Atomic int64_t cache_on_ns;
 
     /* The standbys (db_read), as worker/replica.c last saw them. */
     _Atomic int read_busy;             /* standby connections running a query */
@@ -210,6 +215,20 @@ void scoreboard_release(struct scoreboard *sb, int slot);
  * read consistently with the master's folds.  Any process may call it.
  */
 void scoreboard_sum(const struct scoreboard *sb, struct scoreboard_counters *out);
+
+/*
+ * The worker of slot, just reaped, had the cache on (and so, with
+ * cache_sync, listened for other instances' invalidations) and no other
+ * live worker has had it on since before that worker was last seen alive:
+ * for a while nobody of the instance may have listened, and what was
+ * changed meanwhile is in nobody's stamps.  The master then clears the
+ * instance's cache (common/cache_zone.h).  A worker that loses its
+ * listener clears it itself (worker/cache.h); this covers the one that
+ * dies, or exits, with its cache on.  Another worker's cover counts only
+ * from when it turned its cache on, and the reaped one's only up to its
+ * last heartbeat: when in doubt, clear.
+ */
+int scoreboard_cache_gap(const struct scoreboard *sb, int slot);
 
 /* Adds one to a counter: the one write a request path makes, relaxed. */
 static inline void

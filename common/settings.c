@@ -316,8 +316,9 @@ const struct config_key config_keys[] = {
         .offset = OFF(cache),
         .defval = "off",
         .flags = CONFIG_RELOADABLE,
-        .help =
-            "per-worker cache of the reads (users, profiles, articles, list pages, the tag list)",
+        .help = "the instance's cache of the reads, shared by its workers (users, profiles, "
+                "articles, list "
+                "pages, the tag list)",
         .argname = "on|off",
     },
     {
@@ -327,8 +328,8 @@ const struct config_key config_keys[] = {
         .min = 16,
         .max = 10000000,
         .defval = "200000",
-        .flags = CONFIG_RELOADABLE,
-        .help = "entries each worker's cache may hold (least recently used go first)",
+        .flags = CONFIG_RESTART | CONFIG_KEEP,
+        .help = "entries the instance's cache may hold (least recently used go first)",
         .argname = "N",
     },
     {
@@ -338,8 +339,10 @@ const struct config_key config_keys[] = {
         .min = 1,
         .max = 1048576,
         .defval = "64",
-        .flags = CONFIG_RELOADABLE,
-        .help = "megabytes each worker's cache may hold (least recently used go first)",
+        .flags = CONFIG_RESTART | CONFIG_KEEP,
+        .help =
+            "megabytes the instance's cache may hold, shared by its workers (least recently used "
+            "go first)",
         .argname = "MB",
     },
     {
@@ -1074,7 +1077,7 @@ config_nonreloadable_change(const struct config *a, const struct config *b)
 {
     for (size_t i = 0; i < config_nkeys; i++) {
         const struct config_key *k = &config_keys[i];
-        if (!(k->flags & CONFIG_RESTART))
+        if (!(k->flags & CONFIG_RESTART) || (k->flags & CONFIG_KEEP))
             continue;
         switch (k->type) {
         case CONFIG_STRING:
@@ -1089,4 +1092,31 @@ config_nonreloadable_change(const struct config *a, const struct config *b)
         }
     }
     return NULL;
+}
+
+int
+config_keep_running(const struct config *running, struct config *next, char *names, size_t len)
+{
+    int n = 0;
+    size_t used = 0;
+
+    if (len)
+        names[0] = '\0';
+    for (size_t i = 0; i < config_nkeys; i++) {
+        const struct config_key *k = &config_keys[i];
+        int *to;
+        if (!(k->flags & CONFIG_KEEP))
+            continue;
+        /* Integers only: what sizes a mapping. */
+        to = FIELD(next, k, int);
+        if (*to == *FIELD(running, k, const int))
+            continue;
+        *to = *FIELD(running, k, const int);
+        if (used < len) {
+            int w = snprintf(names + used, len - used, "%s%s", n ? ", " : "", k->name);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        n++;
+    }
+    return n;
 }

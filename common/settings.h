@@ -102,6 +102,13 @@ enum config_access_log_format { CONFIG_ACCESS_LOG_COMBINED, CONFIG_ACCESS_LOG_JS
 #define CONFIG_RELOADABLE (1u << 0)
 #define CONFIG_RESTART (1u << 1)
 #define CONFIG_SECRET (1u << 2) /* never printed, never a flag */
+/*
+ * With CONFIG_RESTART: a HUP that changes it is not refused, it applies
+ * the rest and keeps this key's running value (config_keep_running()),
+ * as PostgreSQL does with shared_buffers.  For the sizes of what the
+ * master maps once (the shared cache).
+ */
+#define CONFIG_KEEP (1u << 3)
 
 /*
  * One setting, and everything about it: the parser, -t, reload, the
@@ -168,7 +175,16 @@ int config_workers(const struct config *c);
 /* Writes every setting as key = value, secrets masked (-t uses it). */
 void config_print(const struct config *c, FILE *out);
 
-/* Is every non-reloadable key equal in both?  Names the first that differs. */
+/*
+ * Is every non-reloadable key equal in both?  Names the first that
+ * differs (CONFIG_KEEP keys aside: config_keep_running()).
+ */
 const char *config_nonreloadable_change(const struct config *a, const struct config *b);
+
+/*
+ * The CONFIG_KEEP keys whose value differs in next: set back to
+ * running's, their names written to names (comma-separated); how many.
+ */
+int config_keep_running(const struct config *running, struct config *next, char *names, size_t len);
 
 #endif

@@ -28,11 +28,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cache_zone.h"
 #include "common/clock.h"
 #include "common/listen.h"
 #include "common/log.h"
 #include "common/proctitle.h"
 #include "common/scoreboard.h"
+#include "common/stamps.h"
 #include "master/daemon.h"
 #include "master/notify.h"
 #include "master/upgrade.h"
@@ -84,6 +86,7 @@ static struct master {
     struct listener status;     /* status_listen (fd -1 when off): never rebound */
     int have_old_ls;
     struct scoreboard *sb;
+    struct cache_zone *zone; /* the workers' cache, shared: sized once, at the start */
     struct worker_proc procs[MAX_PROCS];
     int generation;
     int target;
@@ -270,6 +273,7 @@ spawn(int index)
             .listeners = &M.ls,
             .status = M.status.fd >= 0 ? &M.status : NULL,
             .sb = M.sb,
+            .zone = M.zone,
             .slot = slot,
             .index = index,
             .generation = M.generation,
@@ -407,6 +411,14 @@ reap(void)
         if (!e->asked && stopped_by_signal(status))
             e->judge_at_ms += STRAY_STOP_WAIT_MS;
         M.served_retired += atomic_load(&M.sb->slots[p->slot].requests);
+        if (scoreboard_cache_gap(M.sb, p->slot)) {
+            /* Nobody may have listened for a while: what changed then is in no stamp. */
+            cache_zone_clear(M.zone, stamps_tick(&M.sb->stamps));
+            if (!M.stopping)
+                log_info("cache: worker %d (pid %d) was the last with its cache on: the shared "
+                         "cache is cleared",
+                         p->index, (int)pid);
+        }
         scoreboard_release(M.sb, p->slot);
         memset(p, 0, sizeof(*p)); /* gone: a stop begun later must not signal its pid */
     }
@@ -802,6 +814,11 @@ reload(void)
         config_free(&nc);
         return;
     }
+    if (config_keep_running(&M.cfg, &nc, err, sizeof(err)))
+        log_warning("reload: %s cannot change without a restart (the shared cache is mapped once, "
+                    "at the start, as PostgreSQL's shared_buffers): it keeps %d entries in %d MB; "
+                    "the rest of the reload applies",
+                    err, nc.cache_size, nc.cache_memory);
     rebind = !listen_same(&M.ls, &nc);
     if (rebind) {
         struct listener_set nls;
@@ -1204,6 +1221,16 @@ master_init(const struct options *opts, struct config *cfg, pid_t old_master)
         listen_close_one(&M.status);
         return -1;
     }
+    /* Mapped with the cache off too: a reload may turn it on, and cannot map it then. */
+    M.zone = cache_zone_create((size_t)M.cfg.cache_size, (size_t)M.cfg.cache_memory << 20);
+    if (!M.zone) {
+        log_error("cannot map the cache's shared memory (cache_memory %d MB): %s",
+                  M.cfg.cache_memory, strerror(errno));
+        scoreboard_destroy(M.sb);
+        listen_close(&M.ls);
+        listen_close_one(&M.status);
+        return -1;
+    }
     atomic_store(&M.sb->master.generation, M.generation);
     atomic_store(&M.sb->master.workers, M.target);
     return 0;
@@ -1253,6 +1280,7 @@ master_run(void)
         listen_close_one(&M.status);
     }
     scoreboard_destroy(M.sb);
+    cache_zone_destroy(M.zone);
     notify_close(&M.notify);
     close(M.sigpipe[0]);
     close(M.sigpipe[1]);

@@ -453,6 +453,21 @@ healthz_worker() {
     curl -s --max-time 5 "$BASE/healthz" | jq -r '.worker // empty' 2>/dev/null
 }
 
+# each_worker N FILTER: "index value" of the jq FILTER over the /healthz of
+# each of the N workers of the instance at $BASE, one line each (asked on
+# new connections until all N have answered, 300 tries at most).
+each_worker() {
+    _seen=
+    for _i in $(seq 1 300); do
+        _h=$(curl -s --max-time 5 "$BASE/healthz") || continue
+        _w=$(printf '%s' "$_h" | jq -r .worker)
+        case " $_seen " in *" $_w "*) continue ;; esac
+        _seen="$_seen $_w"
+        printf '%s %s\n' "$_w" "$(printf '%s' "$_h" | jq -c "$2")"
+        [ "$(echo $_seen | wc -w)" -ge "$1" ] && break
+    done
+}
+
 has_test_hooks() { "$CONDUITD" -V | grep -q 'test-hooks'; }
 # A SANITIZE=1 build: latency and memory figures are ASan's, not the server's.
 is_sanitized() { "$CONDUITD" -V | grep -q 'sanitizers'; }
@@ -616,6 +631,9 @@ sample() {
 total() {
     awk -v p="$2" 'index($1, p) == 1 { n += $2 } END { printf "%d\n", n }' "$T/$1.samples"
 }
+# metric SERIES: its value in $SBASE/metrics now, as written (no parser),
+# or empty when absent.
+metric() { curl -s --max-time 10 "$SBASE/metrics" | awk -v n="$1" '$1 == n { print $2; exit }'; }
 # fsample NAME SERIES: the same as the parser printed it (a float, "nan"), or "absent".
 fsample() {
     awk -v s="$2" '$1 == s { print $2; found = 1 } END { if (!found) print "absent" }' "$T/$1.samples"

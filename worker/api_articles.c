@@ -304,6 +304,7 @@ read_go(struct http_ctx *c)
     char akey[CACHE_KEY_MAX];
     const char *key = fill_key(r, akey);
 
+    cache_release(k); /* the copies earlier callbacks took (cache.h) */
     if (cached && api_req(c)->user_id) {
         int got = cache_viewer_get(k, api_req(c)->user_id, &v);
         if (got == 0 && !r->sets_tried) {

@@ -61,6 +61,7 @@ reply_cached(struct http_ctx *c, struct cache *k, const char *username, int *no_
     int64_t id;
     struct evbuffer *b;
 
+    cache_release(k); /* the copies earlier callbacks took (cache.h) */
     if (api_req(c)->user_id) {
         cache_key_id(key, "f:", api_req(c)->user_id);
         if (!(f = cache_get(k, key, &flen))) {

@@ -62,6 +62,8 @@ api_tags_list(struct http_ctx *c)
     const void *body = NULL;
     size_t len = 0;
 
+    if (k)
+        cache_release(k); /* the copies earlier callbacks took (cache.h) */
     if (k && !(body = cache_get(k, CACHE_KEY_TAGS, &len)) &&
         api_cache_stale(c, CACHE_KEY_TAGS, &stale)) {
         sp = &stale; /* before waiting for another's fill: what that fill replaces */

@@ -389,6 +389,7 @@ api_user_get(struct http_ctx *c)
     size_t len;
 
     if (k) {
+        cache_release(k); /* the copies earlier callbacks took (cache.h) */
         cache_key_id(key, "u:", api_req(c)->user_id);
         if ((val = cache_get(k, key, &len)) && cache_unpack(val, len, f, 4) == 0) {
             reply_user_fields(c, 200, api_req(c)->user_id, f, caller_token(c));

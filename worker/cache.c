@@ -1,56 +1,59 @@
 /*
- * cache: see cache.h.  A chained hash table whose entries are also on one
- * doubly linked list, most recently used first; the table has a power of
- * two buckets, at least as many as the entries allowed, so chains stay
- * short without resizing.
+ * cache: see cache.h.  The entries live in the instance's zone
+ * (common/cache_zone.h), a map and a recency list per shard under the
+ * shard's lock; this file says what may be stored and served.
  *
  * Invalidations are remembered per key, roughly, in a table of stamps
- * (common/stamps.h): each one stamps the next tick of a clock into the
- * slot its key's hash chooses.  An entry keeps the epoch of the read that
- * made it and the hashes of the keys it depends on (its own first); it is
- * served only while none of their slots is newer, and a fill is refused
- * outright when one already is (or the whole cache was cleared since).
- * A global stamp would refuse every fill that was in flight during any
- * invalidation: with a hundred notifications a second, most of them.
+ * (common/stamps.h), the instance's, in the scoreboard page: each one
+ * stamps the next tick of a clock into the slot its key's hash chooses,
+ * and every worker sees it at its next lookup, with no message.  An entry
+ * keeps the epoch of the read that made it and the hashes of the keys it
+ * depends on (its own first); it is served only while none of their slots
+ * is newer, and a fill is refused outright when one already is (or the
+ * whole cache was cleared since, or this worker's cache was off when the
+ * read was sent).  A global stamp would refuse every fill that was in
+ * flight during any invalidation: with a hundred notifications a second,
+ * most of them.
  *
- * The table is the instance's, in the scoreboard page, once
- * cache_share_stamps() has been called: then an invalidation by one
- * worker is seen by every other worker of the instance at its next
- * lookup, with no message.  Until then it is the cache's own.
+ * A lookup copies the value out while it holds the shard's lock, into
+ * memory of the handle (blocks kept until cache_release()): a worker
+ * killed while it holds the lock leaves nothing another worker is
+ * reading, and a shard emptied after a dead owner (cache_zone.h) takes
+ * no value from under anyone.  A shard whose lock is not had in time
+ * (its owner stopped or stuck) is left alone for BUSY_SKIP_NS: its
+ * lookups miss, its puts and drops are skipped (a skipped drop is safe:
+ * the stamp, bumped first, already refuses the entry).
  *
  * Stale answers (cache_stale_max()): an entry of a kind that may be
  * answered stale is not dropped when it goes stale, only once it is past
  * the bound, and each entry keeps the last moment it was known current
- * (fresh_ns): when it was stored, or last found fresh by a lookup.  Its
- * first invalidation came after that moment, so a value given no later
- * than the bound after it is given no later than the bound after the
- * invalidation.  Anchoring at the change itself would need its time: a slot
- * keeps only the latest stamp of every key that shares it, which may be
- * later than the change that first made the entry stale.
+ * (fresh_ns): when it was stored, or last found fresh by a lookup of any
+ * worker.  Its first invalidation came after that moment, so a value
+ * given no later than the bound after it is given no later than the bound
+ * after the invalidation.  Anchoring at the change itself would need its
+ * time: a slot keeps only the latest stamp of every key that shares it,
+ * which may be later than the change that first made the entry stale.
  */
 #include "config.h"
 
 #include "worker/cache.h"
 
+#include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/cache_zone.h"
 #include "common/scoreboard.h"
 #include "common/stamps.h"
 
-struct entry {
-    struct entry *chain;       /* next in the bucket */
-    struct entry *prev, *next; /* recency: prev is more recent */
-    uint64_t hash;
-    uint64_t epoch;   /* of the read that made the value */
-    int64_t fresh_ns; /* last known current (CLOCK_MONOTONIC); kept up with stale answers on */
-    size_t keylen, len, size;
-    size_t ndeps;
-    uint64_t deps[]; /* the hashes it depends on, then the key, NUL, and the value */
-};
+/* The copies of a request are made in blocks this large: a page and its articles fit. */
+#define COPY_BLOCK (64 * 1024)
+/* A shard whose lock was not had in time is left alone this long. */
+#define BUSY_SKIP_NS 1000000000LL
 
 /* A key put lately (cache_min_uses): its hash and how many times. */
 struct seen {
@@ -58,26 +61,27 @@ struct seen {
     uint32_t uses;
 };
 
-struct cache {
-    struct entry **buckets;
-    struct seen *seen; /* mask + 1 of them, with min_uses > 1 */
-    unsigned min_uses;
-    size_t mask;
-    size_t count, max;
-    size_t bytes, max_bytes; /* what the entries take, allocation included */
-    struct entry *mru, *lru;
-    uint64_t cleared_at; /* the tick of the last cache_clear() */
-    struct stamps *stamps, *own;
-    int enabled;
-    int64_t stale_max_ns; /* cache_stale_max(); 0: stale entries go at once */
-    struct worker_slot *slot;
+/* Memory the copies of values are made in, until cache_release(). */
+struct copy_block {
+    struct copy_block *next;
+    size_t used, cap;
+    max_align_t data[]; /* bytes, aligned for any value */
 };
 
-static char *
-entry_key(struct entry *e)
-{
-    return (char *)(e->deps + e->ndeps);
-}
+struct cache {
+    struct cache_zone *zone;
+    struct stamps *stamps;
+    struct worker_slot *slot;
+    struct seen *seen; /* seen_mask + 1 of them, with min_uses > 1 */
+    size_t seen_mask;
+    unsigned min_uses;
+    int enabled;
+    uint64_t enabled_at;  /* the tick it was last turned on: fills read before are refused */
+    int64_t stale_max_ns; /* cache_stale_max(); 0: stale entries go at once */
+    int64_t busy_until[CACHE_ZONE_MAX_SHARDS]; /* CLOCK_MONOTONIC_COARSE; see BUSY_SKIP_NS */
+    struct copy_block *copies;
+    uint64_t snapshot; /* the tick of the last cache_release(): see look(); 0: none */
+};
 
 /* One more in a counter of the worker's scoreboard slot, if it has one. */
 #define COUNT(c, field)                                                                            \
@@ -155,14 +159,6 @@ count_lookup(struct cache *c, const char *key, enum scoreboard_cache_result resu
         scoreboard_add(&c->slot->c.cache_lookups[key_kind(key)][result], 1);
 }
 
-/* The gauge /metrics and /status read. */
-static void
-publish_bytes(struct cache *c)
-{
-    if (c->slot)
-        atomic_store_explicit(&c->slot->cache_bytes, (int64_t)c->bytes, memory_order_relaxed);
-}
-
 /* FNV-1a: keys are short text. */
 static uint64_t
 hash_n(const char *key, size_t n)
@@ -197,58 +193,98 @@ cache_key_hash(const char *key)
 }
 
 struct cache *
-cache_new(size_t max_entries, struct worker_slot *slot)
+cache_new(struct cache_zone *zone, struct stamps *stamps, struct worker_slot *slot)
 {
     struct cache *c = calloc(1, sizeof(*c));
-    size_t n = 16;
 
     if (!c)
         return NULL;
-    while (n < max_entries)
-        n <<= 1;
-    c->buckets = calloc(n, sizeof(*c->buckets));
-    c->own = calloc(1, sizeof(*c->own));
-    if (!c->buckets || !c->own) {
-        free(c->buckets);
-        free(c->own);
-        free(c);
-        return NULL;
-    }
-    c->stamps = c->own;
-    c->mask = n - 1;
-    c->max = max_entries ? max_entries : 1;
-    c->max_bytes = SIZE_MAX;
-    c->min_uses = 1;
+    c->zone = zone;
+    c->stamps = stamps;
     c->slot = slot;
+    c->min_uses = 1;
     return c;
 }
 
 void
-cache_share_stamps(struct cache *c, struct stamps *shared)
+cache_release(struct cache *c)
 {
-    cache_clear(c);
-    c->stamps = shared;
-    c->cleared_at = stamps_tick(shared);
-    free(c->own); /* 8 MB of address space no lookup reads any more */
-    c->own = NULL;
+    struct copy_block *b = c->copies, *keep = NULL;
+
+    c->snapshot = stamps_tick(c->stamps);
+    /* One block of the usual size is kept for the next request; a large one's go. */
+    while (b) {
+        struct copy_block *next = b->next;
+        if (!keep && b->cap == COPY_BLOCK)
+            keep = b;
+        else
+            free(b);
+        b = next;
+    }
+    if (keep) {
+        keep->next = NULL;
+        keep->used = 0;
+    }
+    c->copies = keep;
 }
 
 void
-cache_limit_bytes(struct cache *c, size_t max_bytes)
+cache_free(struct cache *c)
 {
-    c->max_bytes = max_bytes;
+    if (!c)
+        return;
+    cache_release(c);
+    free(c->copies); /* the one cache_release() kept */
+    free(c->seen);
+    free(c);
+}
+
+/* A copy of n bytes of val, valid until cache_release(); NULL without memory. */
+static void *
+copy_out(struct cache *c, const void *val, size_t n)
+{
+    struct copy_block *b = c->copies;
+    size_t at =
+        b ? (b->used + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t) : 0;
+    void *p;
+
+    if (!b || at + n > b->cap) {
+        /* A new block in front; the one it replaces stays until cache_release(). */
+        size_t cap = n > COPY_BLOCK ? n : COPY_BLOCK;
+        struct copy_block *nb = malloc(sizeof(*nb) + cap);
+        if (!nb)
+            return NULL;
+        nb->cap = cap;
+        nb->used = 0;
+        nb->next = b;
+        c->copies = b = nb;
+        at = 0;
+    }
+    p = (unsigned char *)b->data + at;
+    if (n)
+        memcpy(p, val, n);
+    b->used = at + n;
+    return p;
 }
 
 int
 cache_min_uses(struct cache *c, unsigned n)
 {
+    struct cache_zone_stats st;
+    size_t size = 16;
+
     free(c->seen);
     c->seen = NULL;
     c->min_uses = 1;
     if (n <= 1)
         return 0;
-    if (!(c->seen = calloc(c->mask + 1, sizeof(*c->seen))))
+    /* As many as the instance's entries: a key keeps its count while it could be held. */
+    cache_zone_stats(c->zone, &st);
+    while (size < st.max_entries)
+        size <<= 1;
+    if (!(c->seen = calloc(size, sizeof(*c->seen))))
         return -1;
+    c->seen_mask = size - 1;
     c->min_uses = n;
     return 0;
 }
@@ -256,9 +292,10 @@ cache_min_uses(struct cache *c, unsigned n)
 /*
  * Is this put of h the min_uses-th in the recent past?  It counts as one.
  * "Recent" is as long as no other key's hash takes h's slot: a table as
- * large as the map's buckets, one key a slot, the latest wins.  A key
+ * large as the cache's entries, one key a slot, the latest wins.  A key
  * once admitted stays admitted while it keeps its slot, so a value
- * evicted and read again comes back at once.
+ * evicted and read again comes back at once.  Each worker counts its own
+ * puts (a key read once on each of two workers is read once twice).
  */
 static int
 admit(struct cache *c, uint64_t h)
@@ -267,7 +304,7 @@ admit(struct cache *c, uint64_t h)
 
     if (c->min_uses <= 1)
         return 1;
-    s = &c->seen[h & c->mask];
+    s = &c->seen[h & c->seen_mask];
     if (s->hash != h) {
         s->hash = h;
         s->uses = 0;
@@ -277,90 +314,37 @@ admit(struct cache *c, uint64_t h)
     return s->uses >= c->min_uses;
 }
 
-static void
-unlink_recency(struct cache *c, struct entry *e)
+/* The lock of h's shard, unless it was not had in time lately; NULL: go on without. */
+static struct zone_shard *
+lock_shard(struct cache *c, uint64_t h)
 {
-    if (e->prev)
-        e->prev->next = e->next;
-    else
-        c->mru = e->next;
-    if (e->next)
-        e->next->prev = e->prev;
-    else
-        c->lru = e->prev;
-    e->prev = e->next = NULL;
-}
+    unsigned i = cache_zone_shard_of(c->zone, h);
+    int64_t now = 0;
+    struct zone_shard *s;
 
-static void
-push_front(struct cache *c, struct entry *e)
-{
-    e->prev = NULL;
-    e->next = c->mru;
-    if (c->mru)
-        c->mru->prev = e;
-    c->mru = e;
-    if (!c->lru)
-        c->lru = e;
-}
-
-/* The link that points at key's entry (or at the NULL ending its chain). */
-static struct entry **
-find(struct cache *c, const char *key, size_t keylen, uint64_t h)
-{
-    struct entry **pp = &c->buckets[h & c->mask];
-
-    while (*pp && !((*pp)->hash == h && (*pp)->keylen == keylen &&
-                    memcmp(entry_key(*pp), key, keylen) == 0))
-        pp = &(*pp)->chain;
-    return pp;
-}
-
-static void
-remove_entry(struct cache *c, struct entry **pp)
-{
-    struct entry *e = *pp;
-
-    *pp = e->chain;
-    unlink_recency(c, e);
-    c->count--;
-    c->bytes -= e->size;
-    free(e);
-    publish_bytes(c);
-}
-
-static void
-remove_lru(struct cache *c)
-{
-    struct entry *e = c->lru;
-
-    remove_entry(c, find(c, entry_key(e), e->keylen, e->hash));
-}
-
-void
-cache_clear(struct cache *c)
-{
-    while (c->mru)
-        remove_lru(c);
-    c->cleared_at = stamps_tick(c->stamps);
-}
-
-void
-cache_free(struct cache *c)
-{
-    if (!c)
-        return;
-    cache_clear(c);
-    free(c->buckets);
-    free(c->seen);
-    free(c->own);
-    free(c);
+    if (c->busy_until[i] && (now = coarse_ns()) < c->busy_until[i])
+        return NULL;
+    c->busy_until[i] = 0;
+    if (!(s = cache_zone_lock(c->zone, i)))
+        c->busy_until[i] = (now ? now : coarse_ns()) + BUSY_SKIP_NS;
+    return s;
 }
 
 void
 cache_enable(struct cache *c, int on)
 {
-    cache_clear(c);
-    c->enabled = on;
+    if (on && !c->enabled) {
+        c->enabled_at = stamps_tick(c->stamps);
+        c->enabled = 1;
+        if (c->slot)
+            atomic_store(&c->slot->cache_on_ns, (int64_t)c->enabled_at);
+    } else if (!on && c->enabled) {
+        /* First: the master must not count on this worker's listening from now on. */
+        if (c->slot)
+            atomic_store(&c->slot->cache_on_ns, 0);
+        c->enabled = 0;
+        cache_clear(c);
+    }
 }
 
 int
@@ -381,16 +365,28 @@ cache_stale_on(const struct cache *c)
     return c->enabled && c->stale_max_ns > 0;
 }
 
+void
+cache_stats(const struct cache *c, struct cache_zone_stats *out)
+{
+    cache_zone_stats(c->zone, out);
+}
+
 size_t
 cache_count(const struct cache *c)
 {
-    return c->count;
+    struct cache_zone_stats st;
+
+    cache_zone_stats(c->zone, &st);
+    return (size_t)st.entries;
 }
 
 size_t
 cache_bytes(const struct cache *c)
 {
-    return c->bytes;
+    struct cache_zone_stats st;
+
+    cache_zone_stats(c->zone, &st);
+    return (size_t)st.bytes;
 }
 
 uint64_t
@@ -408,10 +404,10 @@ changed(const struct cache *c, uint64_t h, uint64_t epoch)
 
 /* Has nothing e depends on changed since its read?  Notes when it was so. */
 static int
-fresh(struct cache *c, struct entry *e)
+fresh(const struct cache *c, struct zone_entry *e)
 {
     /* Taken before the stamps are read: the entry was current then. */
-    int64_t now = c->stale_max_ns ? coarse_ns() : 0;
+    int64_t now = coarse_ns();
 
     for (size_t i = 0; i < e->ndeps; i++)
         if (changed(c, e->deps[i], e->epoch))
@@ -422,82 +418,114 @@ fresh(struct cache *c, struct entry *e)
 
 /* May e, stale, still be answered at now (within the bound)? */
 static int
-within_bound(const struct cache *c, struct entry *e, int64_t now)
+within_bound(const struct cache *c, struct zone_entry *e, int64_t now)
 {
-    return c->stale_max_ns && now - e->fresh_ns <= c->stale_max_ns && may_go_stale(entry_key(e));
+    return c->stale_max_ns && now - e->fresh_ns <= c->stale_max_ns &&
+           may_go_stale(zone_entry_key(e));
 }
 
+enum look {
+    LOOK_GET,   /* counted, made the most recent */
+    LOOK_PEEK,  /* neither */
+    LOOK_STALE, /* neither, and a stale value within the bound may answer */
+};
+
 /*
- * The entry of key, fresh, or NULL (*stale set when it is held but stale).
- * A stale one is dropped on the way, unless it may still be answered
- * stale (keep_stale: then it is returned, *stale set).
+ * The lookup every reader makes: under the shard's lock, the entry of key
+ * if fresh (or, with LOOK_STALE, stale and still within s's bound and
+ * read after s's writer), copied out.  A stale entry is dropped on the
+ * way unless it may still be answered stale; an entry read before the
+ * cache was last cleared is dropped as if it had never been there.
+ * *result says how it ended, for the counters.
+ *
+ * One answer is made of several lookups (a page, its articles, the
+ * viewer's sets), each under its own lock hold, and another worker may
+ * store between two of them a value it read after a write that changed
+ * what an earlier lookup returned: a page from before an unfavorite with
+ * the article from after it.  So the lookups of an answer take only
+ * entries read before the request's snapshot (cache_release()): each one
+ * fresh at its lookup, after the snapshot, was current at the snapshot,
+ * and so is the whole answer.  A newer entry is left alone, a miss for
+ * this answer only.  A peek, for a fill, takes any.
  */
-static struct entry *
-lookup(struct cache *c, const char *key, int *stale, int keep_stale)
+static const void *
+look(struct cache *c, const char *key, size_t *len, enum look how, struct cache_stale *s,
+     enum scoreboard_cache_result *result)
 {
     size_t keylen = strlen(key);
-    struct entry **pp = find(c, key, keylen, hash_n(key, keylen));
-    struct entry *e = *pp;
+    uint64_t h = hash_n(key, keylen);
+    struct zone_shard *sh = lock_shard(c, h);
+    struct zone_entry *e;
+    const void *out = NULL;
 
-    *stale = 0;
-    if (!e || fresh(c, e))
-        return e;
-    *stale = 1;
-    if (within_bound(c, e, coarse_ns()))
-        return keep_stale ? e : NULL;
-    remove_entry(c, pp); /* another worker's write: gone for good */
-    return NULL;
+    *result = SB_CACHE_ABSENT;
+    if (!sh)
+        return NULL; /* its lock is busy: a miss, as if not held */
+    e = cache_zone_find(sh, key, keylen, h);
+    if (e && e->epoch < cache_zone_cleared_at(c->zone)) {
+        cache_zone_remove(sh, e); /* voided by a clear (the master's, or a busy shard's) */
+        e = NULL;
+    }
+    if (e && how != LOOK_PEEK && c->snapshot && e->epoch >= c->snapshot)
+        e = NULL; /* read after this answer's snapshot: kept, for the next one */
+    if (e && fresh(c, e)) {
+        *result = SB_CACHE_HIT;
+        if (how == LOOK_GET)
+            cache_zone_touch(sh, e);
+    } else if (e) {
+        *result = SB_CACHE_STALE;
+        if (!within_bound(c, e, coarse_ns())) {
+            cache_zone_remove(sh, e); /* another worker's write: gone for good */
+            e = NULL;
+        } else if (how != LOOK_STALE) {
+            e = NULL; /* kept, for a stale look */
+        } else if (!within_bound(c, e, s->now_ns) || e->epoch <= (uint64_t)s->writer_ns) {
+            /* Exact at s->now_ns, not at the coarse time; never before the caller's write. */
+            e = NULL;
+        }
+    }
+    if (e && (out = copy_out(c, zone_entry_value(e), e->len)) != NULL) {
+        *len = e->len;
+        if (*result == SB_CACHE_STALE)
+            s->taken++;
+    }
+    cache_zone_unlock(sh);
+    return out;
 }
 
 const void *
 cache_get(struct cache *c, const char *key, size_t *len)
 {
-    struct entry *e;
-    int stale;
+    enum scoreboard_cache_result result;
+    const void *v;
 
     if (!c->enabled)
         return NULL;
-    if (!(e = lookup(c, key, &stale, 0))) {
-        count_lookup(c, key, stale ? SB_CACHE_STALE : SB_CACHE_ABSENT);
-        return NULL;
-    }
-    count_lookup(c, key, SB_CACHE_HIT);
-    unlink_recency(c, e);
-    push_front(c, e);
-    *len = e->len;
-    return entry_key(e) + e->keylen + 1;
+    v = look(c, key, len, LOOK_GET, NULL, &result);
+    count_lookup(c, key, v ? SB_CACHE_HIT : result == SB_CACHE_HIT ? SB_CACHE_ABSENT : result);
+    return v;
 }
 
 const void *
 cache_peek(struct cache *c, const char *key, size_t *len)
 {
-    struct entry *e;
-    int stale;
+    enum scoreboard_cache_result result;
 
-    if (!c->enabled || !(e = lookup(c, key, &stale, 0)))
+    if (!c->enabled)
         return NULL;
-    *len = e->len;
-    return entry_key(e) + e->keylen + 1;
+    return look(c, key, len, LOOK_PEEK, NULL, &result);
 }
 
 const void *
 cache_get_stale(struct cache *c, const char *key, size_t *len, struct cache_stale *s)
 {
-    struct entry *e;
-    int stale;
+    enum scoreboard_cache_result result;
 
     if (!s)
         return cache_get(c, key, len);
-    if (!c->enabled || !(e = lookup(c, key, &stale, 1)))
+    if (!c->enabled)
         return NULL;
-    if (stale) {
-        /* Exact at s->now_ns, not at the coarse time lookup() kept it by. */
-        if (!within_bound(c, e, s->now_ns) || e->epoch <= (uint64_t)s->writer_ns)
-            return NULL;
-        s->taken++;
-    }
-    *len = e->len;
-    return entry_key(e) + e->keylen + 1;
+    return look(c, key, len, LOOK_STALE, s, &result);
 }
 
 /* always: past cache_min_uses. */
@@ -507,48 +535,38 @@ put(struct cache *c, const char *key, const void *val, size_t len, uint64_t epoc
 {
     size_t keylen = strlen(key);
     uint64_t h = hash_n(key, keylen);
-    size_t size = sizeof(struct entry) + (ndeps + 1) * sizeof(uint64_t) + keylen + 1 + len;
-    int64_t now = c->stale_max_ns ? coarse_ns() : 0; /* before the stamps: current then */
-    struct entry **pp, *e;
+    int64_t now = coarse_ns(); /* before the stamps: current then */
+    struct zone_shard *sh;
+    struct zone_entry *e;
 
-    if (!c->enabled || c->cleared_at > epoch || changed(c, h, epoch) || size > c->max_bytes)
+    if (!c->enabled || c->enabled_at > epoch || cache_zone_cleared_at(c->zone) > epoch ||
+        changed(c, h, epoch))
         return;
     for (size_t i = 0; i < ndeps; i++)
         if (changed(c, deps[i], epoch))
             return;
-    pp = find(c, key, keylen, h);
-    if (!*pp && !always && !admit(c, h)) {
+    if (!(sh = lock_shard(c, h)))
+        return; /* a cache may always forget */
+    e = cache_zone_find(sh, key, keylen, h);
+    if (!e && !always && !admit(c, h)) {
+        cache_zone_unlock(sh);
         COUNT(c, cache_unadmitted); /* read once so far: not worth what it would push out */
         return;
     }
-    if (*pp)
-        remove_entry(c, pp);
-    while (c->mru && (c->count >= c->max || c->bytes + size > c->max_bytes)) {
-        remove_lru(c);
-        COUNT(c, cache_evictions);
+    if (e)
+        cache_zone_remove(sh, e);
+    e = cache_zone_add(sh, h, keylen, ndeps + 1, len);
+    if (e) {
+        e->epoch = epoch;
+        e->fresh_ns = now;
+        e->deps[0] = h;
+        if (ndeps)
+            memcpy(e->deps + 1, deps, ndeps * sizeof(uint64_t));
+        memcpy(zone_entry_key(e), key, keylen + 1);
+        if (len)
+            memcpy(zone_entry_value(e), val, len);
     }
-    e = malloc(size);
-    if (!e)
-        return; /* a cache may always forget */
-    e->hash = h;
-    e->epoch = epoch;
-    e->fresh_ns = now;
-    e->keylen = keylen;
-    e->len = len;
-    e->size = size;
-    e->ndeps = ndeps + 1;
-    e->deps[0] = h;
-    if (ndeps)
-        memcpy(e->deps + 1, deps, ndeps * sizeof(uint64_t));
-    memcpy(entry_key(e), key, keylen + 1);
-    memcpy(entry_key(e) + keylen + 1, val, len);
-    pp = &c->buckets[h & c->mask];
-    e->chain = *pp;
-    *pp = e;
-    push_front(c, e);
-    c->count++;
-    c->bytes += size;
-    publish_bytes(c);
+    cache_zone_unlock(sh);
 }
 
 void
@@ -575,14 +593,53 @@ cache_drop(struct cache *c, const char *key)
 {
     size_t keylen = strlen(key);
     uint64_t h = hash_n(key, keylen);
-    struct entry **pp = find(c, key, keylen, h);
+    struct zone_shard *sh;
+    struct zone_entry *e;
 
+    /* First, for every worker: from here on no lookup serves it fresh. */
     stamps_bump(c->stamps, h);
     COUNT(c, cache_invalidations);
+    if (!(sh = lock_shard(c, h)))
+        return;
     /* Stale from now on; kept while it may be answered stale. */
-    if (*pp && !within_bound(c, *pp, coarse_ns()))
-        remove_entry(c, pp);
+    if ((e = cache_zone_find(sh, key, keylen, h)) && !within_bound(c, e, coarse_ns()))
+        cache_zone_remove(sh, e);
+    cache_zone_unlock(sh);
 }
+
+void
+cache_clear(struct cache *c)
+{
+    /*
+     * The tick first, without a lock: every entry read before is void for
+     * every worker at once, even in a shard whose lock is busy.  Then the
+     * memory, shard by shard.
+     */
+    cache_zone_clear(c->zone, stamps_tick(c->stamps));
+    cache_zone_empty(c->zone);
+}
+
+#ifdef CONDUITD_TEST_HOOKS
+void
+cache_debug_die_locked(struct cache *c, const char *key)
+{
+    size_t keylen = strlen(key);
+    uint64_t h = hash_n(key, keylen);
+    struct zone_shard *sh = cache_zone_lock(c->zone, cache_zone_shard_of(c->zone, h));
+    struct zone_entry *e = sh ? cache_zone_add(sh, h, keylen, 1, 64) : NULL;
+
+    /*
+     * Linked in, epoch 0, no key: were it served, any lookup of its
+     * bucket would read garbage.  The next locker must reset the shard.
+     */
+    if (e) {
+        memset(zone_entry_key(e), 0xff, keylen / 2);
+        e->chain = 8;
+    }
+    raise(SIGKILL);
+    abort();
+}
+#endif
 
 /* Each string: a byte 0 (NULL) or 1 (present), then its bytes and a NUL. */
 void *

@@ -1,11 +1,16 @@
 /*
- * cache: a worker's private cache of what the reads need (see
+ * cache: the instance's cache of what the reads need (see
  * docs/caching.md): the user behind a token, profiles, the sets of a
  * viewer, the tag list, articles and list pages (worker/cache_articles.h).
  *
- * A bounded map from a text key to a byte value, least recently used out
- * first, bounded in entries and in bytes.  Keys name what they hold, and
- * the same names travel in the invalidations PostgreSQL sends
+ * One cache per instance, in the memory the master maps before it forks
+ * (common/cache_zone.h): a bounded map from a text key to a byte value,
+ * least recently used out first, bounded in entries and in bytes
+ * (cache_size and cache_memory, for the instance).  A struct cache is a
+ * worker's handle on it: what is per worker (whether this worker may use
+ * the cache, its admission table, its counters, the copies it handed out)
+ * lives in the handle, the entries in the zone.  Keys name what they
+ * hold, and the same names travel in the invalidations PostgreSQL sends
  * (sql/schema.sql, "Cache notifications"):
  *     u:<id>        a user (GET /api/user)
  *     p:<username>  a profile without the viewer's "following"
@@ -25,8 +30,8 @@
  * of it was on its way must not be stored after the invalidation: a
  * reader takes cache_epoch() before it sends its query, and cache_put()
  * stores nothing when that key or a dependency (or, rarely, another key
- * sharing its stamp slot) was invalidated since, or the whole cache was
- * cleared.
+ * sharing its stamp slot) was invalidated since, the cache was cleared
+ * since, or this worker's cache was off when the read was sent.
  *
  * With standbys (db_read), a query whose answer fills the cache is sent to
  * the primary (api_cache_fill()): the invalidations come from the primary,
@@ -34,9 +39,12 @@
  * arrived before the query was sent would answer with the old value,
  * which cache_put() would keep (no later invalidation is coming for it).
  *
- * A disabled cache (off, or its listening connection down) answers every
- * lookup with a miss and stores nothing: it never serves what it could
- * not keep coherent.
+ * A disabled handle (the cache off, or this worker's listening connection
+ * down) answers every lookup with a miss and stores nothing: a worker
+ * never serves what it could not keep coherent.  Turning a handle off
+ * (its listener lost) clears the whole cache, for every worker: this
+ * worker may have missed invalidations while it did not know it was deaf,
+ * and its fills of that time are in the shared cache.
  *
  * Stale answers (cache_stale_max(), docs/caching.md "Stale answers"): a
  * request that would wait for another's fill of a key while the database
@@ -46,11 +54,18 @@
  * caller's own last write.  Only the kinds a request waits for a fill of
  * are kept stale (the tag list, articles, list pages, the feed).
  *
- * Ownership: the cache copies keys and values.  A value returned by
- * cache_get() stays valid until the next cache_put(), cache_drop() or
- * cache_clear(), or a lookup of the same key (which drops it when it
- * has gone stale).
- * One event loop uses it: no locking.
+ * Ownership: the cache copies keys and values in.  A value returned by
+ * cache_get(), cache_get_stale() or cache_peek() is a copy, in this
+ * worker's memory (the shared memory is only read under a lock, and no
+ * pointer into it leaves the lock's hold): it stays valid until the next
+ * cache_release(), whatever else the cache is asked meanwhile.  A request
+ * calls cache_release() before its first lookup: one callback at a time
+ * runs, and none keeps a value past its own end, so the copies the
+ * earlier callbacks took are dead by then.  cache_release() also takes
+ * the snapshot the lookups of the answer that follows keep to: they take
+ * no entry stored from a read after it (by another worker, between two
+ * of them), so that an answer made of several values is one moment's.
+ * One event loop uses a handle; the zone has its own locks.
  */
 #ifndef CONDUITD_CACHE_H
 #define CONDUITD_CACHE_H
@@ -61,6 +76,8 @@
 struct worker_slot;
 struct stamps;
 struct cache;
+struct cache_zone;
+struct cache_zone_stats;
 
 /* The one fixed key (the others carry an id or a name). */
 #define CACHE_KEY_TAGS "tags"
@@ -75,15 +92,13 @@ struct cache;
 int cache_key_name(char *key, const char *prefix, const char *name);
 void cache_key_id(char *key, const char *prefix, int64_t id);
 
-/* An empty, disabled cache of at most max_entries; NULL without memory. */
-struct cache *cache_new(size_t max_entries, struct worker_slot *slot);
+/*
+ * A disabled handle on zone, judging staleness by stamps (the instance's,
+ * in the scoreboard), counting in slot (may be NULL); NULL without memory.
+ * cache_free() leaves the zone as it is: the other workers use it.
+ */
+struct cache *cache_new(struct cache_zone *zone, struct stamps *stamps, struct worker_slot *slot);
 void cache_free(struct cache *c);
-
-/* From now on, the instance's stamps (the scoreboard's): empties the cache. */
-void cache_share_stamps(struct cache *c, struct stamps *shared);
-
-/* Holds at most max_bytes (keys, values, bookkeeping); unbounded until called. */
-void cache_limit_bytes(struct cache *c, size_t max_bytes);
 
 /*
  * Admission: a key not held is stored only at its n-th put in the recent
@@ -93,7 +108,11 @@ void cache_limit_bytes(struct cache *c, size_t max_bytes);
  * without memory (admission is then off).
  */
 int cache_min_uses(struct cache *c, unsigned n);
-/* Enabling starts empty; disabling drops everything. */
+/*
+ * On: this worker uses the cache from now on, refusing its fills read
+ * before (its slot says since when, for the master: scoreboard.h).  Off,
+ * from on: it no longer does, and the whole cache is cleared (cache_clear()).
+ */
 void cache_enable(struct cache *c, int on);
 int cache_enabled(const struct cache *c);
 
@@ -106,8 +125,16 @@ void cache_stale_max(struct cache *c, int max_ms);
 /* Enabled, with stale answers on? */
 int cache_stale_on(const struct cache *c);
 
-/* The value of key, or NULL (a miss, counted when enabled). */
+/* A copy of the value of key (valid until cache_release()), or NULL (a miss, counted when enabled).
+ */
 const void *cache_get(struct cache *c, const char *key, size_t *len);
+
+/*
+ * The copies handed out so far are no longer used: their memory is taken
+ * back.  And the lookups that follow (but cache_peek()) make one answer,
+ * as of now: an entry read after this moment is not taken (see cache.c).
+ */
+void cache_release(struct cache *c);
 
 /* One answer that may take stale values (cache_get_stale()). */
 struct cache_stale {
@@ -157,14 +184,26 @@ void cache_put_deps(struct cache *c, const char *key, const void *val, size_t le
 void cache_drop(struct cache *c, const char *key);
 
 /*
- * Forgets everything this worker holds and refuses what was read before
- * (its listener was lost: it may have missed invalidations).
+ * Forgets everything the instance's cache holds and refuses, in every
+ * worker, what was read before (a listener lost: invalidations may have
+ * been missed; every user's rows changed).
  */
 void cache_clear(struct cache *c);
 
-/* How many entries are held, and the bytes they take. */
+/* How many entries the instance's cache holds, and the bytes they take. */
 size_t cache_count(const struct cache *c);
 size_t cache_bytes(const struct cache *c);
+/* All the zone's figures (common/cache_zone.h). */
+void cache_stats(const struct cache *c, struct cache_zone_stats *out);
+
+#ifdef CONDUITD_TEST_HOOKS
+/*
+ * Dies (SIGKILL) holding the lock of key's shard, with an entry of key
+ * half written in it: what a worker killed in the middle of a put leaves.
+ * For t/integration/cache_kill.sh.
+ */
+void cache_debug_die_locked(struct cache *c, const char *key) __attribute__((noreturn));
+#endif
 
 /*
  * Values made of a few nullable strings (a user's fields, a profile's):

@@ -303,7 +303,7 @@ cache_page_render(struct cache *k, const char *key, const struct cache_viewer *v
         memcpy(akey + 2, p + 1, *p);
         akey[2 + *p] = '\0';
         p += 1 + *p;
-        /* Another entry's lookup never frees this page's value. */
+        /* Copies, all of them valid until cache_release() (cache.h). */
         if (!(vals[i] = cache_get_stale(k, akey, &vlen, stale)) ||
             rec_read(vals[i], vlen, &recs[i]) < 0)
             return 0;

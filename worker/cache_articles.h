@@ -63,9 +63,10 @@ int cache_ids_parse(const char *s, int64_t *ids, size_t max);
 int cache_ids_has(const int64_t *ids, size_t n, int64_t id);
 
 /*
- * The sets of a signed-in viewer: 1 both held (*out filled), 0 one is
- * missing (send viewer_sets, then cache_fill_viewer()), -1 the viewer has
- * too many to keep (answer from the database).
+ * The sets of a signed-in viewer: 1 both held (*out filled, with the
+ * cache's copies: valid until cache_release()), 0 one is missing (send
+ * viewer_sets, then cache_fill_viewer()), -1 the viewer has too many to
+ * keep (answer from the database).
  */
 int cache_viewer_get(struct cache *k, int64_t viewer, struct cache_viewer *out);
 void cache_fill_viewer(struct cache *k, int64_t viewer, const PGresult *res, uint64_t epoch);

@@ -83,7 +83,7 @@ watch(struct cache_sync *s, short what)
     return pgconn_watch(s->pc, what);
 }
 
-/* Deaf from now on: the cache goes off (and empty) before anything else. */
+/* Deaf from now on: the cache goes off (and is cleared) before anything else. */
 static void
 broken(struct cache_sync *s, const char *why, int retry_ms)
 {
@@ -176,12 +176,16 @@ command_done(struct cache_sync *s)
         broken(s, "no cache triggers", NO_TRIGGERS_RETRY_MS);
         return;
     }
-    /* Listening now, so whatever changed while deaf is dropped with the rest. */
+    /*
+     * Listening now: what changed while deaf was cleared when the
+     * connection broke, and this worker's fills read before are refused.
+     */
     cache_enable(s->cache, 1);
     s->state = SYNC_LISTENING;
     pgconn_reset_backoff(s->pc);
     if (s->outage_logged)
-        log_notice("cache: listening again; the cache is on (started empty; %s)",
+        log_notice("cache: listening again; the cache is on (cleared when this worker went "
+                   "deaf; %s)",
                    pgconn_where(s->pc));
     else
         log_debug("cache: listening; the cache is on");

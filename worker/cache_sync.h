@@ -4,10 +4,12 @@
  * One extra connection per worker LISTENs on channel conduit_cache, where
  * the triggers of sql/schema.sql ("Cache notifications") send the key of
  * every cached thing a committed write changed; the key is dropped here.
- * The cache is enabled only while that connection listens: it starts
- * disabled, is enabled (empty) once LISTEN has succeeded and the triggers
- * are found in the database, and is disabled (and emptied) the moment the
- * connection breaks, so nothing missed while deaf is ever served.  The
+ * The worker uses the instance's cache only while that connection
+ * listens: its handle starts disabled, is enabled once LISTEN has
+ * succeeded and the triggers are found in the database (refusing its
+ * fills read before), and is disabled the moment the connection breaks,
+ * clearing the instance's cache, so nothing missed while deaf is ever
+ * served.  The
  * connection is re-opened with backoff, and a cheap query every few seconds
  * finds a server that vanished without closing the socket.
  *

@@ -21,6 +21,7 @@ struct access_log;
 struct bcrypt_pool;
 struct cache;
 struct cache_fills;
+struct cache_zone;
 struct cache_sync;
 struct config;
 struct db_pool;
@@ -46,7 +47,8 @@ struct env {
     struct lastwrite *writes;
     int64_t writes_horizon_ns;
     struct bcrypt_pool *bcrypt;
-    struct cache *cache;       /* NULL with cache = off */
+    struct cache *cache; /* this worker's handle on the instance's cache; NULL with cache = off */
+    struct cache_zone *zone;   /* the instance's cache, mapped even with cache = off: its figures */
     struct cache_sync *sync;   /* NULL unless cache and cache_sync are on */
     struct cache_peers *peers; /* instances that write without cache notifications */
     struct cache_fills *fills; /* the cache's statements in flight; NULL with cache = off */

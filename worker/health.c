@@ -11,6 +11,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/cache_zone.h"
 #include "common/clock.h"
 #include "common/scoreboard.h"
 #include "worker/cache.h"
@@ -46,8 +47,10 @@ add_lookups(struct evbuffer *b, const struct scoreboard_counters *c)
 }
 
 /*
- * "cache":{...}: whether it serves (off while its listening connection is
- * down), what it holds, its counters, and the delay from a write to its
+ * "cache":{...}: whether this worker serves from it (off while its
+ * listening connection is down); what the instance's cache holds, its
+ * bounds, evictions and resets (the one shared zone's: the same on every
+ * worker); this worker's own counters; and the delay from a write to its
  * invalidation here (over the last notifications).
  */
 static void
@@ -56,19 +59,24 @@ add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
     const struct worker_slot *s = e->slot;
     struct cache_sync *sync = e->sync;
     struct cache_sync_delays d;
+    struct cache_zone_stats z;
     char peer[96];
     int64_t ago_ms;
 
+    cache_stats(k, &z);
     evbuffer_add_printf(
         b,
-        ",\"cache\":{\"enabled\":%s,\"entries\":%zu,\"bytes\":%zu,\"hits\":%llu,"
-        "\"misses\":%llu,\"invalidations\":%llu,\"evictions\":%llu,\"unadmitted\":%llu,"
+        ",\"cache\":{\"enabled\":%s,\"entries\":%llu,\"bytes\":%llu,\"capacity\":%llu,"
+        "\"max_entries\":%llu,\"shards\":%u,\"evictions\":%llu,\"resets\":%llu,\"hits\":%llu,"
+        "\"misses\":%llu,\"invalidations\":%llu,\"unadmitted\":%llu,"
         "\"waits\":%llu,\"stale_answers\":%llu",
-        cache_enabled(k) ? "true" : "false", cache_count(k), cache_bytes(k),
+        cache_enabled(k) ? "true" : "false", (unsigned long long)z.entries,
+        (unsigned long long)z.bytes, (unsigned long long)z.capacity,
+        (unsigned long long)z.max_entries, z.shards, (unsigned long long)z.evictions,
+        (unsigned long long)z.resets,
         (unsigned long long)scoreboard_cache_total(&s->c, SB_CACHE_HIT),
         (unsigned long long)scoreboard_cache_misses(&s->c),
         (unsigned long long)atomic_load_explicit(&s->c.cache_invalidations, memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&s->c.cache_evictions, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_unadmitted, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_waits, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_stale_answers, memory_order_relaxed));
@@ -197,6 +205,23 @@ debug_spin(struct http_ctx *c)
     b = c->env->scratch;
     evbuffer_add_printf(b, "{\"spun\":%ld}", ms);
     http_reply(c, 200, b);
+}
+
+/*
+ * GET /debug/cache-die?key=K: the worker dies (SIGKILL) holding the lock
+ * of K's shard of the instance's cache (the tag list's by default), an
+ * entry of K half written in it: the other workers must recover.
+ */
+void
+debug_cache_die(struct http_ctx *c)
+{
+    const char *key = http_query(c, "key");
+
+    if (!c->env->cache || !cache_enabled(c->env->cache)) {
+        http_error(c, 409, "the cache is off");
+        return;
+    }
+    cache_debug_die_locked(c->env->cache, key && *key ? key : CACHE_KEY_TAGS);
 }
 
 #endif

@@ -13,6 +13,7 @@ void health_get(struct http_ctx *c);
 #ifdef CONDUITD_TEST_HOOKS
 void debug_sleep(struct http_ctx *c);
 void debug_spin(struct http_ctx *c);
+void debug_cache_die(struct http_ctx *c);
 #endif
 
 #endif

@@ -12,6 +12,7 @@
 
 #include <event2/buffer.h>
 
+#include "common/cache_zone.h"
 #include "common/clock.h"
 #include "common/scoreboard.h"
 
@@ -89,7 +90,7 @@ get(const _Atomic uint64_t *v)
 
 /* What the live workers hold right now (the gauges), and how many are in each state. */
 struct live {
-    int64_t in_flight, queued, cache_bytes;
+    int64_t in_flight, queued;
     int64_t pool_busy, pool_idle, bcrypt_queued;
     int64_t read_busy, read_idle, standby_skipped;
     int64_t lag_us, lag_bytes; /* the largest any worker measured; -1: none knows */
@@ -111,7 +112,6 @@ sum_live(const struct scoreboard *sb, struct live *l)
         l->states[st]++;
         l->in_flight += atomic_load_explicit(&s->in_flight, memory_order_relaxed);
         l->queued += atomic_load_explicit(&s->queued, memory_order_relaxed);
-        l->cache_bytes += atomic_load_explicit(&s->cache_bytes, memory_order_relaxed);
         l->pool_busy += atomic_load_explicit(&s->pool_busy, memory_order_relaxed);
         l->pool_idle += atomic_load_explicit(&s->pool_idle, memory_order_relaxed);
         l->bcrypt_queued += atomic_load_explicit(&s->bcrypt_queued, memory_order_relaxed);
@@ -322,9 +322,18 @@ write_shed(struct evbuffer *b, const struct scoreboard_counters *t)
         (long long)get(&t->db_orphaned));
 }
 
+/*
+ * The lookups and their outcomes are the workers' own (summed); what the
+ * cache holds, its bounds, evictions and resets are the instance's one
+ * shared zone's (common/cache_zone.h), counted once.
+ */
 static void
-write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struct live *l)
+write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struct cache_zone *zone)
 {
+    struct cache_zone_stats z = {0};
+
+    if (zone)
+        cache_zone_stats(zone, &z);
     one(b, "conduitd_cache_hits_total", "counter", "Cache lookups answered from the cache.",
         (long long)scoreboard_cache_total(t, SB_CACHE_HIT));
     one(b, "conduitd_cache_misses_total", "counter", "Cache lookups that went to the database.",
@@ -346,7 +355,11 @@ write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struc
     one(b, "conduitd_cache_evictions_total", "counter",
         "Cache entries dropped, least recently used first, to make room (cache_size, "
         "cache_memory).",
-        (long long)get(&t->cache_evictions));
+        (long long)z.evictions);
+    one(b, "conduitd_cache_resets_total", "counter",
+        "Shards of the instance's cache emptied because a worker died holding their lock, or "
+        "they were found inconsistent.",
+        (long long)z.resets);
     one(b, "conduitd_cache_waits_total", "counter",
         "Cache misses that waited for the statement another request had sent for the same key, "
         "instead of sending their own.",
@@ -360,9 +373,16 @@ write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struc
         "cache_min_uses times lately.",
         (long long)get(&t->cache_unadmitted));
     one(b, "conduitd_cache_bytes", "gauge",
-        "Memory the live workers' caches hold, their bookkeeping included (cache_memory bounds "
-        "each).",
-        l->cache_bytes);
+        "Memory the instance's cache holds in entries, their bookkeeping included.",
+        (long long)z.bytes);
+    one(b, "conduitd_cache_capacity_bytes", "gauge",
+        "Memory the instance's cache may hold in entries (cache_memory, fixed at the start).",
+        (long long)z.capacity);
+    one(b, "conduitd_cache_entries", "gauge", "Entries the instance's cache holds.",
+        (long long)z.entries);
+    one(b, "conduitd_cache_entries_max", "gauge",
+        "Entries the instance's cache may hold (cache_size, fixed at the start).",
+        (long long)z.max_entries);
 }
 
 static void
@@ -401,7 +421,7 @@ write_workers(struct evbuffer *b, const struct scoreboard *sb, const struct live
 
 void
 metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb,
-                         const struct route *routes, size_t nroutes)
+                         const struct cache_zone *zone, const struct route *routes, size_t nroutes)
 {
     struct scoreboard_counters t;
     struct live l;
@@ -414,7 +434,7 @@ metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb,
         "Requests received and not yet answered, in every worker.", l.in_flight);
     write_database(b, &t, &l);
     write_standbys(b, &t, &l);
-    write_cache(b, &t, &l);
+    write_cache(b, &t, zone);
     one(b, "conduitd_bcrypt_jobs_total", "counter",
         "Password hashes and verifications handed to the hashing threads.",
         (long long)get(&t.bcrypt_jobs));

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct cache_zone;
 struct evbuffer;
 struct route;
 struct scoreboard;
@@ -43,12 +44,13 @@ int metrics_routes_fit(size_t nroutes);
 void metrics_count_response(struct worker_slot *s, int route, int status, int64_t us);
 
 /*
- * The Prometheus text exposition of the instance, appended to b; the
- * route table (n entries, the worker's: this layer knows no handler)
- * labels the requests with its patterns.
+ * The Prometheus text exposition of the instance, appended to b, with
+ * the figures of its cache's zone (NULL: zeros); the route table (n
+ * entries, the worker's: this layer knows no handler) labels the requests
+ * with its patterns.
  */
 void metrics_write_prometheus(struct evbuffer *b, const struct scoreboard *sb,
-                              const struct route *routes, size_t n);
+                              const struct cache_zone *zone, const struct route *routes, size_t n);
 
 /* The instance as one JSON object; with full, every live worker too (PHP-FPM's ?full). */
 void metrics_write_status(struct evbuffer *b, const struct scoreboard *sb, int full);

@@ -46,6 +46,7 @@ const struct route routes[] = {
 #ifdef CONDUITD_TEST_HOOKS
     {ROUTER_GET, "/debug/sleep", H(debug_sleep), AUTH_NONE},
     {ROUTER_GET, "/debug/spin", H(debug_spin), AUTH_NONE},
+    {ROUTER_GET, "/debug/cache-die", H(debug_cache_die), AUTH_NONE},
 #endif
 };
 

@@ -78,7 +78,7 @@ status_dispatch(struct evhttp_request *req, void *arg)
         return;
     }
     if (metrics) {
-        metrics_write_prometheus(b, e->sb, e->routes, e->nroutes);
+        metrics_write_prometheus(b, e->sb, e->zone, e->routes, e->nroutes);
         reply(e, req, 200, PROMETHEUS_TYPE, b);
     } else {
         metrics_write_status(b, e->sb, query_has(evhttp_uri_get_query(uri), "full"));

@@ -761,10 +761,10 @@ note_writes(struct worker *w, struct lastwrite *writes)
 
 /*
  * The database pool, the standbys' (db_read), the hashing threads, the
- * access log and the cache.  The connection string is --db / db, else
- * DATABASE_URL, else libpq's own PG* variables and defaults.  The
- * standbys' reads wait for the writes any worker noted in writes; the
- * cache judges staleness by the stamps every worker bumps.  Any
+ * access log and a handle on the instance's cache.  The connection string
+ * is --db / db, else DATABASE_URL, else libpq's own PG* variables and
+ * defaults.  The standbys' reads wait for the writes any worker noted in
+ * writes; the cache judges staleness by the stamps every worker bumps.  Any
  * failure here (a connection string that cannot parse, an access log that
  * cannot open, memory) will not mend by itself, so the worker exits with
  * the fatal status and the master stops respawning until a reload brings
@@ -820,10 +820,9 @@ setup_services(struct worker *w, struct lastwrite *writes, struct stamps *stamps
         }
     }
     if (c->cache) {
-        w->env.cache = cache_new((size_t)c->cache_size, w->env.slot);
+        /* A handle on the instance's cache, sized by the master (cache_size, cache_memory). */
+        w->env.cache = cache_new(w->env.zone, stamps, w->env.slot);
         if (w->env.cache) {
-            cache_share_stamps(w->env.cache, stamps);
-            cache_limit_bytes(w->env.cache, (size_t)c->cache_memory << 20);
             cache_stale_max(w->env.cache, c->cache_stale_max);
             if (cache_min_uses(w->env.cache, (unsigned)c->cache_min_uses) < 0)
                 log_warning("cache_min_uses %d: out of memory for its table; every value is "
@@ -919,6 +918,7 @@ worker_main(const struct worker_args *a)
     w->env.index = a->index;
     w->env.slot = &a->sb->slots[a->slot];
     w->env.sb = a->sb;
+    w->env.zone = a->zone;
     atomic_store(&w->env.slot->pid, (int)getpid());
     atomic_store(&w->env.slot->heartbeat_ms, clock_now_ms());
 

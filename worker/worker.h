@@ -1,6 +1,6 @@
 /*
  * worker: one process, one event loop.  The master forks it with the
- * listening sockets open and the shared scoreboard mapped; everything else
+ * listening sockets open and the shared scoreboard and cache mapped; everything else
  * (the event base, evhttp, the database pool, the hashing threads) is
  * created here, after the fork.
  *
@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+struct cache_zone;
 struct config;
 struct listener;
 struct listener_set;
@@ -28,6 +29,7 @@ struct worker_args {
     struct listener_set *listeners;
     const struct listener *status; /* status_listen's socket, or NULL */
     struct scoreboard *sb;
+    struct cache_zone *zone; /* the instance's cache (common/cache_zone.h), mapped by the master */
     int slot;
     int index;
     int generation;

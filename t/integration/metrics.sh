@@ -12,7 +12,8 @@
 # path and the API port no /metrics; no token or email is shown; a
 # draining worker answers no scrape; a constraint error and the 503s of a
 # full database queue are counted as such; without --db-read the standby
-# series are there, at zero (replica.sh checks them with a standby).
+# series are there, at zero (replica.sh checks them with a standby), and
+# so are the cache's, its bounds those of the memory mapped at the start.
 . "$top_srcdir/t/lib.sh"
 
 command -v jq >/dev/null || skip "jq not installed"
@@ -119,6 +120,14 @@ is "no standbys: no read counted as a standby's or the primary's instead" \
 is "no standby connection, no worker skipping" \
     "$(total s1 conduitd_db_standby_connections) $(sample s1 conduitd_db_standbys_skipped{})" "0 0"
 is "the lag is unknown (NaN)" "$(fsample s1 conduitd_db_standby_lag_seconds{})" nan
+# The instance's one cache is mapped with the cache off too (a reload may
+# turn it on): its bounds are there, its use at 0, counted once.
+is "the cache's capacity is cache_memory's default (64 MB)" \
+    "$(sample s1 conduitd_cache_capacity_bytes{}) $(sample s1 conduitd_cache_entries_max{})" \
+    "67108864 200000"
+is "it holds nothing, evicted and reset nothing" \
+    "$(sample s1 conduitd_cache_entries{}) $(sample s1 conduitd_cache_bytes{}) $(sample s1 conduitd_cache_evictions_total{}) $(sample s1 conduitd_cache_resets_total{})" \
+    "0 0 0 0"
 
 # /status and ?full.
 curl -s --max-time 10 "$SBASE/status" >"$T/status.json"

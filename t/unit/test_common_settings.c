@@ -338,15 +338,15 @@ START_TEST(test_errors)
     expect_error("bcrypt_cost = 32\n", "t.conf:1: ", "bcrypt_cost: 32 is out of range (4 to 31)");
     expect_error("jwt_lifetime = 59\n", "t.conf:1: ", "jwt_lifetime");
     /* Durations: a unit is required, and the bounds hold. */
-    expect_error("db_read_max_lag = 5\n", "t.conf:1: ",
-                 "db_read_max_lag: \"5\" is not a duration (250ms, 5s, 1min)");
+    expect_error("db_read_max_lag = 5\n",
+                 "t.conf:1: ", "db_read_max_lag: \"5\" is not a duration (250ms, 5s, 1min)");
     expect_error("db_read_max_lag = 5 s\n", "t.conf:1: ", "is not a duration");
     expect_error("db_read_max_lag = 5sec\n", "t.conf:1: ", "is not a duration");
     expect_error("db_read_max_lag = -1s\n", "t.conf:1: ", "is not a duration");
     expect_error("db_read_max_lag = s\n", "t.conf:1: ", "is not a duration");
     expect_error("db_read_max_lag = 99999999999999999999ms\n", "t.conf:1: ", "is not a duration");
-    expect_error("db_read_max_lag = 99ms\n", "t.conf:1: ",
-                 "db_read_max_lag: 99ms is out of range (100ms to 3600000ms)");
+    expect_error("db_read_max_lag = 99ms\n",
+                 "t.conf:1: ", "db_read_max_lag: 99ms is out of range (100ms to 3600000ms)");
     expect_error("db_read_max_lag = 61min\n", "t.conf:1: ", "out of range");
     /* Booleans and levels. */
     expect_error("daemonize = maybe\n", "t.conf:1: ", "daemonize: \"maybe\" is not yes or no");
@@ -599,6 +599,32 @@ START_TEST(test_print)
 }
 END_TEST
 
+/*
+ * The shared cache's sizes: a reload that changes them is not refused;
+ * they keep their running values, named, and the rest of it applies.
+ */
+START_TEST(test_keep_running)
+{
+    struct config b;
+    char names[128];
+
+    ck_assert_int_eq(load("cache_size = 1000\ncache_memory = 8\n"), 0);
+    ck_assert_int_eq(config_copy(&b, &cfg), 0);
+    ck_assert_int_eq(config_keep_running(&cfg, &b, names, sizeof(names)), 0);
+    ck_assert_str_eq(names, "");
+    ck_assert_int_eq(config_set(&b, "cache_memory", "16", 0, NULL, 0), 0);
+    ck_assert_int_eq(config_set(&b, "cache_size", "2000", 0, NULL, 0), 0);
+    ck_assert_int_eq(config_set(&b, "pool", "9", 0, NULL, 0), 0);
+    ck_assert_ptr_null(config_nonreloadable_change(&cfg, &b));
+    ck_assert_int_eq(config_keep_running(&cfg, &b, names, sizeof(names)), 2);
+    ck_assert_str_eq(names, "cache_size, cache_memory");
+    ck_assert_int_eq(b.cache_size, 1000);
+    ck_assert_int_eq(b.cache_memory, 8);
+    ck_assert_int_eq(b.pool, 9);
+    config_free(&b);
+}
+END_TEST
+
 START_TEST(test_nonreloadable_change)
 {
     struct config b;
@@ -668,6 +694,7 @@ config_suite(void)
     tcase_add_test(tc, test_status_listen);
     tcase_add_test(tc, test_print);
     tcase_add_test(tc, test_nonreloadable_change);
+    tcase_add_test(tc, test_keep_running);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,10 +2,13 @@
  * Unit tests for worker/cache.c: a bounded map that forgets the least
  * recently used first, never serves while disabled, refuses a value read
  * before an invalidation, and counts lookups (by the kind of key: hit,
- * stale or absent), invalidations and evictions in the worker's scoreboard
- * slot; admission at the n-th put (cache_min_uses); entries that depend
- * on other keys; two caches
- * sharing one table of stamps, as the workers of an instance do; the
+ * stale or absent) and invalidations in the worker's scoreboard slot,
+ * evictions in the zone; admission at the n-th put (cache_min_uses);
+ * entries that depend on other keys; two workers' handles on one zone and
+ * one table of stamps, as the workers of an instance have: what one
+ * stores the other serves, what one invalidates or clears neither serves,
+ * a fill read while a handle was off is refused; values handed out are
+ * copies, valid until cache_release() whatever happens meanwhile; the
  * bound in bytes; stale answers (cache_stale_max): within the bound after
  * the value was last known current, never to a writer who wrote after its
  * read, only for the kinds that may, and replaced by the refresh.
@@ -18,20 +21,54 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/cache_zone.h"
 #include "common/clock.h"
 #include "common/scoreboard.h"
 #include "common/stamps.h"
 
 static struct worker_slot slot;
+static struct stamps *stamps;   /* the instance's, as in the scoreboard */
+static struct cache_zone *zone; /* the last one made: each test frees it */
+
+/* A handle on a new zone of max entries in max_bytes, enabled. */
+static struct cache *
+sized_cache(size_t max, size_t max_bytes)
+{
+    struct cache *c;
+
+    if (!stamps)
+        stamps = calloc(1, sizeof(*stamps));
+    ck_assert_ptr_nonnull(stamps);
+    zone = cache_zone_create(max, max_bytes);
+    ck_assert_ptr_nonnull(zone);
+    c = cache_new(zone, stamps, &slot);
+    ck_assert_ptr_nonnull(c);
+    cache_enable(c, 1);
+    return c;
+}
 
 static struct cache *
 enabled_cache(size_t max)
 {
-    struct cache *c = cache_new(max, &slot);
+    return sized_cache(max, 1 << 20);
+}
 
-    ck_assert_ptr_nonnull(c);
-    cache_enable(c, 1);
-    return c;
+/* The handle and its zone. */
+static void
+done(struct cache *c)
+{
+    cache_free(c);
+    cache_zone_destroy(zone);
+    zone = NULL;
+}
+
+static uint64_t
+evictions(void)
+{
+    struct cache_zone_stats st;
+
+    cache_zone_stats(zone, &st);
+    return st.evictions;
 }
 
 static void
@@ -65,8 +102,8 @@ START_TEST(test_get_put)
     ck_assert_uint_eq(scoreboard_cache_total(&slot.c, SB_CACHE_HIT), 2);
     ck_assert_uint_eq(scoreboard_cache_total(&slot.c, SB_CACHE_STALE), 0);
     ck_assert_uint_eq(scoreboard_cache_misses(&slot.c), 1);
-    ck_assert_uint_eq(slot.c.cache_evictions, 0);
-    cache_free(c);
+    ck_assert_uint_eq(evictions(), 0);
+    done(c);
 }
 END_TEST
 
@@ -93,7 +130,7 @@ START_TEST(test_lru_eviction)
     ck_assert_uint_eq(cache_count(c), 3);
     ck_assert_ptr_nonnull(get(c, "u:999"));
     ck_assert_ptr_null(get(c, "u:0"));
-    cache_free(c);
+    done(c);
 }
 END_TEST
 
@@ -154,8 +191,8 @@ START_TEST(test_lookup_kinds)
     ck_assert_ptr_null(get(c, "p:bob"));
     ck_assert_uint_eq(slot.c.cache_lookups[SB_CACHE_PROFILE][SB_CACHE_STALE], 1);
     ck_assert_uint_eq(slot.c.cache_lookups[SB_CACHE_PROFILE][SB_CACHE_ABSENT], 3);
-    ck_assert_uint_eq(slot.c.cache_evictions, 0);
-    cache_free(c);
+    ck_assert_uint_eq(evictions(), 0);
+    done(c);
 }
 END_TEST
 
@@ -170,12 +207,13 @@ START_TEST(test_evictions_counted)
         snprintf(key, sizeof(key), "u:%d", i);
         put(c, key, "x");
     }
-    ck_assert_uint_eq(slot.c.cache_evictions, 7);
+    ck_assert_uint_eq(evictions(), 7);
     cache_drop(c, "u:9");
     cache_clear(c);
-    ck_assert_uint_eq(slot.c.cache_evictions, 7);
+    ck_assert_uint_eq(evictions(), 7);
+    done(c);
     /* The bound in bytes evicts too. */
-    cache_limit_bytes(c, 400);
+    c = sized_cache(3, 400);
     for (int i = 0; i < 3; i++) {
         char big[200];
         memset(big, 'b', sizeof(big) - 1);
@@ -183,9 +221,9 @@ START_TEST(test_evictions_counted)
         snprintf(key, sizeof(key), "p:%d", i);
         put(c, key, big);
     }
-    ck_assert_uint_ge(slot.c.cache_evictions, 8);
-    ck_assert_uint_eq(slot.c.cache_evictions, 7 + (3 - cache_count(c)));
-    cache_free(c);
+    ck_assert_uint_ge(evictions(), 1);
+    ck_assert_uint_eq(evictions(), 3 - cache_count(c));
+    done(c);
 }
 END_TEST
 
@@ -243,7 +281,7 @@ START_TEST(test_min_uses)
     ck_assert_int_eq(cache_min_uses(c, 1), 0);
     put(c, "p:carol", "c");
     ck_assert_str_eq(get(c, "p:carol"), "c");
-    cache_free(c);
+    done(c);
 }
 END_TEST
 
@@ -278,14 +316,16 @@ START_TEST(test_invalidation_races)
     cache_clear(c);
     ck_assert_uint_eq(cache_count(c), 0);
     ck_assert_ptr_null(get(c, "x"));
-    cache_free(c);
+    done(c);
 }
 END_TEST
 
 START_TEST(test_disabled)
 {
-    struct cache *c = cache_new(8, NULL); /* starts disabled; no slot is fine */
+    struct cache *c = enabled_cache(8);
 
+    cache_free(c);
+    c = cache_new(zone, stamps, NULL); /* starts disabled; no slot is fine */
     ck_assert_int_eq(cache_enabled(c), 0);
     put(c, "tags", "t");
     ck_assert_ptr_null(get(c, "tags"));
@@ -298,7 +338,7 @@ START_TEST(test_disabled)
     cache_enable(c, 1);
     ck_assert_ptr_null(get(c, "tags"));
     ck_assert_uint_eq(cache_count(c), 0);
-    cache_free(c);
+    done(c);
 }
 END_TEST
 
@@ -352,57 +392,161 @@ START_TEST(test_deps)
         cache_drop(c, "lg");
         ck_assert_ptr_null(cache_peek(c, "L|10|0", &len));
     }
-    cache_free(c);
+    done(c);
 }
 END_TEST
 
 /*
- * Two workers of one instance: a write answered by one is never served
- * stale by the other, with no message between them.
+ * Two workers of one instance, two handles on one zone and one table of
+ * stamps: what one stores the other serves at its first lookup; a write
+ * answered by one is never served stale by the other, with no message
+ * between them; a clear by either (a lost listener) is both's.
  */
-START_TEST(test_shared_stamps)
+START_TEST(test_shared_zone)
 {
-    struct stamps *shared = calloc(1, sizeof(*shared));
-    struct cache *a = enabled_cache(8), *b = enabled_cache(8);
+    struct cache *a = enabled_cache(8), *b = cache_new(zone, stamps, NULL);
     uint64_t before;
 
-    ck_assert_ptr_nonnull(shared);
-    cache_share_stamps(a, shared);
-    cache_share_stamps(b, shared);
+    ck_assert_ptr_nonnull(b);
+    cache_enable(b, 1);
     put(b, "u:1", "old");
+    ck_assert_str_eq(get(a, "u:1"), "old"); /* one cache: a never read it */
     ck_assert_str_eq(get(b, "u:1"), "old");
     cache_drop(a, "u:1"); /* worker a wrote */
     ck_assert_ptr_null(get(b, "u:1"));
+    ck_assert_ptr_null(get(a, "u:1"));
     /* b's read that was in flight during a's write is not kept. */
     before = cache_epoch(b);
     cache_drop(a, "u:1");
     cache_put(b, "u:1", "stale", 6, before);
-    ck_assert_ptr_null(get(b, "u:1"));
+    ck_assert_ptr_null(get(a, "u:1"));
     /* A read sent after the write is. */
     put(b, "u:1", "new");
-    ck_assert_str_eq(get(b, "u:1"), "new");
-    /* A clear is one worker's own (its listener): the other keeps its entries. */
-    cache_clear(a);
-    ck_assert_str_eq(get(b, "u:1"), "new");
+    ck_assert_str_eq(get(a, "u:1"), "new");
     /* Stamps only rise: a late, lower bump does not revive an entry. */
     before = cache_epoch(b);
-    stamps_bump(shared, cache_key_hash("u:1"));
-    atomic_store(&shared->slot[cache_key_hash("u:1") & (STAMPS_SLOTS - 1)], before);
+    stamps_bump(stamps, cache_key_hash("u:1"));
+    atomic_store(&stamps->slot[cache_key_hash("u:1") & (STAMPS_SLOTS - 1)], before);
     ck_assert_ptr_null(get(b, "u:1"));
-    cache_free(a);
+    /* A lost listener: a is off, and the cache cleared for b too. */
+    put(b, "u:2", "two");
+    cache_enable(a, 0);
+    ck_assert_ptr_null(get(b, "u:2"));
+    ck_assert_uint_eq(cache_count(b), 0);
+    /* While a is off it neither serves nor stores, b does both. */
+    put(a, "u:3", "from a");
+    ck_assert_ptr_null(get(b, "u:3"));
+    put(b, "u:3", "from b");
+    ck_assert_ptr_null(get(a, "u:3"));
+    /* A read a sent while off is refused once it is back on; one sent after is kept. */
+    before = cache_epoch(a);
+    cache_enable(a, 1);
+    ck_assert_str_eq(get(a, "u:3"), "from b"); /* turning on clears nothing */
+    cache_put(a, "u:4", "deaf read", 10, before);
+    ck_assert_ptr_null(get(b, "u:4"));
+    put(a, "u:4", "heard");
+    ck_assert_str_eq(get(b, "u:4"), "heard");
+    /* The master's clear (a worker reaped with nobody else listening): no lock, lazy. */
+    cache_zone_clear(zone, stamps_tick(stamps));
+    ck_assert_ptr_null(get(b, "u:4"));
+    ck_assert_ptr_null(get(a, "u:3"));
     cache_free(b);
-    free(shared);
+    done(a);
+}
+END_TEST
+
+/*
+ * A value handed out is a copy: it stays as it was until cache_release(),
+ * whatever is put, dropped or cleared meanwhile, and however many others
+ * are handed out with it (a page and its hundred articles).
+ */
+START_TEST(test_copies)
+{
+    struct cache *c = enabled_cache(256);
+    const char *vals[200];
+    char key[16], val[16];
+
+    put(c, "tags", "old");
+    vals[0] = get(c, "tags");
+    put(c, "tags", "new");
+    cache_drop(c, "tags");
+    cache_clear(c);
+    ck_assert_str_eq(vals[0], "old");
+    for (int i = 0; i < 200; i++) {
+        snprintf(key, sizeof(key), "a:%d", i);
+        snprintf(val, sizeof(val), "v%d", i);
+        put(c, key, val);
+    }
+    for (int i = 0; i < 200; i++) {
+        snprintf(key, sizeof(key), "a:%d", i);
+        vals[i] = get(c, key);
+        ck_assert_ptr_nonnull(vals[i]);
+    }
+    for (int i = 0; i < 200; i++) {
+        snprintf(val, sizeof(val), "v%d", i);
+        ck_assert_str_eq(vals[i], val);
+    }
+    cache_release(c);
+    /* An empty value (a viewer who follows nobody) is a value, not a miss. */
+    {
+        size_t len = 1;
+        cache_put_now(c, "f:1", "", 0, cache_epoch(c));
+        cache_release(c); /* a new answer's snapshot: after the put */
+        ck_assert_ptr_nonnull(cache_get(c, "f:1", &len));
+        ck_assert_uint_eq(len, 0);
+    }
+    /* Larger than a block of copies. */
+    {
+        size_t n = 200000, len;
+        char *big = malloc(n);
+        const char *got;
+        memset(big, 'z', n);
+        cache_put(c, "a:big", big, n, cache_epoch(c));
+        cache_release(c);
+        ck_assert_ptr_nonnull(got = cache_get(c, "a:big", &len));
+        ck_assert_uint_eq(len, n);
+        ck_assert_int_eq(memcmp(got, big, n), 0);
+        free(big);
+    }
+    cache_release(c);
+    done(c);
+}
+END_TEST
+
+/*
+ * The lookups of one answer keep to its snapshot (cache_release()): a
+ * value another worker stores meanwhile, read after a write that may have
+ * changed what the answer took already, is not mixed in; the next answer
+ * takes it.  A peek (a fill's) takes it at once.
+ */
+START_TEST(test_snapshot)
+{
+    struct cache *a = enabled_cache(16), *b = cache_new(zone, stamps, NULL);
+    size_t len;
+
+    cache_enable(b, 1);
+    put(b, "L|10|0", "page");
+    put(b, "a:one", "old");
+    cache_release(a);
+    ck_assert_str_eq(get(a, "L|10|0"), "page"); /* the answer's first value */
+    cache_drop(b, "a:one");                     /* b's write... */
+    put(b, "a:one", "new");                     /* ...and its read after it */
+    ck_assert_ptr_null(get(a, "a:one"));        /* not with the page read before */
+    ck_assert_str_eq(cache_peek(a, "a:one", &len), "new");
+    cache_release(a);
+    ck_assert_str_eq(get(a, "a:one"), "new");
+    cache_free(b);
+    done(a);
 }
 END_TEST
 
 START_TEST(test_bytes_bound)
 {
-    struct cache *c = enabled_cache(1000);
+    struct cache *c = sized_cache(1000, 20000);
     char key[16], val[1000];
 
     memset(val, 'x', sizeof(val) - 1);
     val[sizeof(val) - 1] = '\0';
-    cache_limit_bytes(c, 20000);
     for (int i = 0; i < 100; i++) {
         snprintf(key, sizeof(key), "a:%d", i);
         put(c, key, val);
@@ -413,7 +557,6 @@ START_TEST(test_bytes_bound)
     ck_assert_uint_le(cache_count(c), 20);
     ck_assert_ptr_nonnull(get(c, "a:99"));
     ck_assert_ptr_null(get(c, "a:0"));
-    ck_assert_uint_eq((uint64_t)slot.cache_bytes, cache_bytes(c));
     /* A value larger than the whole bound is never stored, and evicts nothing. */
     {
         char *big = malloc(30000);
@@ -426,7 +569,7 @@ START_TEST(test_bytes_bound)
     }
     cache_clear(c);
     ck_assert_uint_eq(cache_bytes(c), 0);
-    cache_free(c);
+    done(c);
 }
 END_TEST
 
@@ -509,7 +652,7 @@ START_TEST(test_stale_answers)
     cache_drop(c, "tags");
     ck_assert_uint_eq(cache_count(c), 0);
     ck_assert_ptr_null(get_stale(c, "tags", clock_now_ns(), 0, &taken));
-    cache_free(c);
+    done(c);
 }
 END_TEST
 
@@ -528,7 +671,9 @@ cache_suite(void)
     tcase_add_test(tc, test_disabled);
     tcase_add_test(tc, test_pack);
     tcase_add_test(tc, test_deps);
-    tcase_add_test(tc, test_shared_stamps);
+    tcase_add_test(tc, test_shared_zone);
+    tcase_add_test(tc, test_copies);
+    tcase_add_test(tc, test_snapshot);
     tcase_add_test(tc, test_bytes_bound);
     tcase_add_test(tc, test_stale_answers);
     suite_add_tcase(s, tc);
