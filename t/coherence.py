@@ -79,7 +79,9 @@ def split_url(url):
         raise SystemExit("not an http URL: %s" % url)
     if not u.hostname.startswith("127."):
         raise SystemExit("only 127.0.0.0/8 is allowed: %s" % url)
-    return u.hostname, u.port or 80
+    # Port 0 is a port: the stale proxy listens on one the kernel picks.
+    # ("or 80" made it 80, which two suites side by side both bound.)
+    return u.hostname, u.port if u.port is not None else 80
 
 
 def request(hostport, method, path, body=None, token=None, ua="coherence"):
