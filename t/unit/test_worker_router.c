@@ -18,13 +18,13 @@ static void h_comment_delete(void) {}
 static void h_create(void) {}
 
 static const struct route table[] = {
-    {ROUTER_GET, "/api/articles", h_list},
-    {ROUTER_POST, "/api/articles", h_create},
-    {ROUTER_GET, "/api/articles/feed", h_feed},
-    {ROUTER_GET, "/api/articles/:slug", h_get},
-    {ROUTER_PUT, "/api/articles/:slug", h_put},
-    {ROUTER_GET, "/api/articles/:slug/comments", h_comments},
-    {ROUTER_DELETE, "/api/articles/:slug/comments/:id", h_comment_delete},
+    {ROUTER_GET, "/api/articles", h_list, 0},
+    {ROUTER_POST, "/api/articles", h_create, 0},
+    {ROUTER_GET, "/api/articles/feed", h_feed, 0},
+    {ROUTER_GET, "/api/articles/:slug", h_get, 0},
+    {ROUTER_PUT, "/api/articles/:slug", h_put, 0},
+    {ROUTER_GET, "/api/articles/:slug/comments", h_comments, 0},
+    {ROUTER_DELETE, "/api/articles/:slug/comments/:id", h_comment_delete, 0},
 };
 #define N (sizeof(table) / sizeof(table[0]))
 
