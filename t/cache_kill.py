@@ -26,7 +26,10 @@ import random
 import sys
 import threading
 import time
-import urllib.parse
+
+sys.dont_write_bytecode = True  # a test writes nothing into the source tree
+import answers_client  # noqa: E402
+from answers_client import q  # noqa: E402
 
 OFF, ON = sys.argv[1], sys.argv[2]
 DATA = json.loads(sys.argv[3])
@@ -35,33 +38,12 @@ FINAL = len(sys.argv) > 5 and sys.argv[5] == "final"
 THREADS = 6
 
 
+# Longer than cache_answers.py's 10 s: workers die and respawn under it.
+TIMEOUT = 15
+
+
 def request(base, method, path, body=None, token=None):
-    u = urllib.parse.urlsplit(base)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=15)
-    headers = {"Connection": "close"}
-    if token:
-        headers["Authorization"] = "Token " + token
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    try:
-        conn.request(method, path, data, headers)
-        r = conn.getresponse()
-        return (r.status, r.read())
-    finally:
-        conn.close()
-
-
-def login(email):
-    st, body = request(OFF, "POST", "/api/users/login",
-                       {"user": {"email": email, "password": "password"}})
-    assert st == 200, (st, body)
-    return json.loads(body)["user"]
-
-
-def q(s):
-    return urllib.parse.quote(s, safe="")
+    return answers_client.request(base, method, path, body, token, timeout=TIMEOUT)
 
 
 def reads(me):
@@ -109,7 +91,7 @@ class Gate:
             self.cv.notify_all()
 
 
-users = [login(e) for e in DATA["emails"]]
+users = [answers_client.login(OFF, e, timeout=TIMEOUT) for e in DATA["emails"]]
 viewers = [None] + users
 gate = Gate()
 want = {}

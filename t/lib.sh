@@ -286,6 +286,27 @@ sys.exit(1)
 EOF
 }
 
+# seeded_reference: the small seeded dataset (conduit-seed, scale 0.002)
+# in a cluster of the test's own, and an instance of one worker with no
+# cache on it, $OFF: the reference a cached instance's answers are compared
+# with (its log is $T/off.log; it is stopped with the rest).
+seeded_reference() {
+    PG_NO_SCHEMA=1 pg_start
+    SEED=${CONDUIT_SEED:-$(pwd)/conduit-seed}
+    "$SEED" --scale 0.002 --bcrypt-cost 4 --db "$DB" >"$T/seed.log" 2>&1 || bail "seed failed"
+    conduitd_start -w 1 --bcrypt-cost 4
+    OFF=$BASE
+    EXTRA_PIDS=$CONDUITD_PID
+    mv "$T/conduitd.log" "$T/off.log"
+    CONDUITD_PID=
+}
+
+# json_list SQL: the query's rows (one column) as a JSON list of strings.
+json_list() {
+    psql -X -q -At -v ON_ERROR_STOP=1 -c "$1" |
+        $PY -c 'import json,sys; print(json.dumps([l.rstrip("\n") for l in sys.stdin]))'
+}
+
 # db_digest: one digest of every row of every table (a request that must
 # change nothing leaves it as it was).
 db_digest() {
@@ -453,12 +474,12 @@ healthz_worker() {
     curl -s --max-time 5 "$BASE/healthz" | jq -r '.worker // empty' 2>/dev/null
 }
 
-# each_worker N FILTER: "index value" of the jq FILTER over the /healthz of
-# each of the N workers of the instance at $BASE, one line each (asked on
-# new connections until all N have answered, 300 tries at most).
+# each_worker N FILTER [TRIES]: "index value" of the jq FILTER over the
+# /healthz of each of the N workers of the instance at $BASE, one line each
+# (asked on new connections until all N have answered, TRIES at most: 300).
 each_worker() {
     _seen=
-    for _i in $(seq 1 300); do
+    for _i in $(seq 1 "${3:-300}"); do
         _h=$(curl -s --max-time 5 "$BASE/healthz") || continue
         _w=$(printf '%s' "$_h" | jq -r .worker)
         case " $_seen " in *" $_w "*) continue ;; esac

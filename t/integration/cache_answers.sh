@@ -13,19 +13,9 @@
 # worker bumps before it answers can tell the other worker: exact, with no
 # notification to hide a missed invalidation behind.
 . "$top_srcdir/t/lib.sh"
-PG_NO_SCHEMA=1 pg_start
-SEED=${CONDUIT_SEED:-$(pwd)/conduit-seed}
-"$SEED" --scale 0.002 --bcrypt-cost 4 --db "$DB" >"$T/seed.log" 2>&1 || bail "seed failed"
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
-
-conduitd_start -w 1 --bcrypt-cost 4
-OFF=$BASE
-EXTRA_PIDS=$CONDUITD_PID
-mv "$T/conduitd.log" "$T/off.log"
-CONDUITD_PID=
+seeded_reference
 # What to read: popular and rare tags, prolific authors, heavy favoriters,
 # articles with comments, users who follow somebody.
-json_list() { q "$1" | $PY -c 'import json,sys; print(json.dumps([l.rstrip("\n") for l in sys.stdin]))'; }
 DATA=$(printf '{"tags":%s,"authors":%s,"fans":%s,"slugs":%s,"emails":%s}' \
     "$(json_list "(SELECT name FROM tags ORDER BY article_count DESC, name LIMIT 3) UNION ALL (SELECT name FROM tags WHERE article_count > 0 ORDER BY article_count, name LIMIT 2)")" \
     "$(json_list "SELECT username FROM users ORDER BY article_count DESC, id LIMIT 4")" \

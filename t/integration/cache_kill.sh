@@ -24,16 +24,7 @@ command -v jq >/dev/null || skip "jq not installed"
 has_test_hooks || skip "built without --enable-test-hooks (/debug/cache-die)"
 N=4
 
-PG_NO_SCHEMA=1 pg_start
-SEED=${CONDUIT_SEED:-$(pwd)/conduit-seed}
-"$SEED" --scale 0.002 --bcrypt-cost 4 --db "$DB" >"$T/seed.log" 2>&1 || bail "seed failed"
-q() { psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
-
-conduitd_start -w 1 --bcrypt-cost 4
-OFF=$BASE
-EXTRA_PIDS=$CONDUITD_PID
-mv "$T/conduitd.log" "$T/off.log"
-CONDUITD_PID=
+seeded_reference
 # Stale answers off: every answer must be exact, even if the database's
 # queue backs up while workers respawn.
 conduitd_start -w $N --bcrypt-cost 4 --cache on --cache-stale-max 0 --status-listen 127.0.0.1:0
@@ -44,7 +35,6 @@ every_worker() { BASE=$ON each_worker $N "$1"; }
 all_enabled() { [ "$(every_worker .cache.enabled | grep -c ' true$')" -eq $N ]; }
 wait_for 20 all_enabled || bail "the $N workers' caches did not turn on"
 
-json_list() { q "$1" | $PY -c 'import json,sys; print(json.dumps([l.rstrip("\n") for l in sys.stdin]))'; }
 DATA=$(printf '{"tags":%s,"authors":%s,"fans":%s,"slugs":%s,"emails":%s}' \
     "$(json_list "SELECT name FROM tags ORDER BY article_count DESC, name LIMIT 3")" \
     "$(json_list "SELECT username FROM users ORDER BY article_count DESC, id LIMIT 3")" \

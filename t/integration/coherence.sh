@@ -87,17 +87,7 @@ proxy_stop() {
 # worker_hits: "index hits" of each worker of the instance at $BASE, from
 # /healthz asked on new connections until all N_WORKERS have answered.
 N_WORKERS=4
-worker_hits() {
-    _seen=
-    for _i in $(seq 1 400); do
-        _h=$(curl -s --max-time 5 "$BASE/healthz") || continue
-        _w=$(printf '%s' "$_h" | jq -r .worker)
-        case " $_seen " in *" $_w "*) continue ;; esac
-        _seen="$_seen $_w"
-        printf '%s %s\n' "$_w" "$(printf '%s' "$_h" | jq -r '.cache.hits // 0')"
-        [ "$(echo $_seen | wc -w)" = $N_WORKERS ] && return 0
-    done
-}
+worker_hits() { each_worker $N_WORKERS '.cache.hits // 0' 400; }
 
 pg_start
 conduitd_start -w $N_WORKERS --bcrypt-cost 4 --cache on \
