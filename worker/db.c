@@ -902,11 +902,11 @@ db_pool_new(struct event_base *base, const char *conninfo, const char *options, 
 }
 
 struct db_pool *
-db_read_pool_new(struct event_base *base, const char *conninfo, int size, int queue_max,
-                 int queue_timeout_ms, int probe_ms, struct db_pool *fallback,
+db_read_pool_new(struct event_base *base, const char *conninfo, const char *options, int size,
+                 int queue_max, int queue_timeout_ms, int probe_ms, struct db_pool *fallback,
                  struct worker_slot *slot)
 {
-    return pool_new(base, conninfo, NULL, size, queue_max, queue_timeout_ms, NULL, fallback,
+    return pool_new(base, conninfo, options, size, queue_max, queue_timeout_ms, NULL, fallback,
                     probe_ms, slot);
 }
 

@@ -94,10 +94,10 @@ int db_pool_backlogged(const struct db_pool *p);
  * query that timed out or was abandoned in its queue.  Its shedding counts
  * into fallback's scoreboard slot; its connections and the reads it
  * answered or passed on are counted in slot (the standby figures of
- * /metrics; NULL: none).
+ * /metrics; NULL: none).  options as db_pool_new takes them.
  */
-struct db_pool *db_read_pool_new(struct event_base *base, const char *conninfo, int size,
-                                 int queue_max, int queue_timeout_ms, int probe_ms,
+struct db_pool *db_read_pool_new(struct event_base *base, const char *conninfo, const char *options,
+                                 int size, int queue_max, int queue_timeout_ms, int probe_ms,
                                  struct db_pool *fallback, struct worker_slot *slot);
 
 /*

@@ -178,8 +178,8 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 }
 
 struct replica *
-replica_new(struct event_base *base, const struct config *cfg, struct db_pool *primary,
-            struct lastwrite *writes, struct worker_slot *slot)
+replica_new(struct event_base *base, const struct config *cfg, const char *options,
+            struct db_pool *primary, struct lastwrite *writes, struct worker_slot *slot)
 {
     struct replica *r = calloc(1, sizeof(*r));
     struct timeval tv = {0, REPLICA_SAMPLE_MS * 1000};
@@ -192,8 +192,8 @@ replica_new(struct event_base *base, const struct config *cfg, struct db_pool *p
     r->max_lag_ns = (int64_t)cfg->db_read_max_lag * 1000000;
     r->step_ns = r->max_lag_ns / (RING - 16);
     r->started_ns = clock_now_ns();
-    r->read = db_read_pool_new(base, cfg->db_read, cfg->pool, cfg->pool_queue, cfg->queue_timeout,
-                               REPLICA_SAMPLE_MS, primary, slot);
+    r->read = db_read_pool_new(base, cfg->db_read, options, cfg->pool, cfg->pool_queue,
+                               cfg->queue_timeout, REPLICA_SAMPLE_MS, primary, slot);
     if (r->read)
         db_pool_standing(r->read, cfg->queue_standing_timeout);
     r->tick = event_new(base, -1, EV_PERSIST, on_tick, r);

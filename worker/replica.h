@@ -39,10 +39,11 @@ struct worker_slot;
 #define REPLICA_SAMPLE_MS 20 /* the primary's position, and each standby connection's probe */
 
 /*
- * NULL without memory.  primary must outlive it.  Where each read ran, the
+ * options: libpq's "options" for its sessions (as db_read_pool_new takes
+ * them).  NULL without memory.  primary must outlive it.  Where each read ran, the
  * standbys' connections, lag and state go to slot (/metrics, metrics.h).
  */
-struct replica *replica_new(struct event_base *base, const struct config *cfg,
+struct replica *replica_new(struct event_base *base, const struct config *cfg, const char *options,
                             struct db_pool *primary, struct lastwrite *writes,
                             struct worker_slot *slot);
 void replica_free(struct replica *r);

@@ -96,6 +96,7 @@ US=$(printf '\037')
 is "new sessions plan prepared statements generically" "$(sql 'SHOW plan_cache_mode')" \
     force_generic_plan
 is "and without JIT" "$(sql 'SHOW jit')" off
+is "and with random pages costed as in memory" "$(sql 'SHOW random_page_cost')" 1.1
 # Index-only scans need the visibility map kept current (schema.sql, "Vacuum").
 is "the tables read by index-only scans are vacuumed after 1 % of changes" \
     "$(sql "SELECT string_agg(relname, ' ' ORDER BY relname) FROM pg_class
