@@ -26,19 +26,27 @@ const char *const acct_group_names[AG_NGROUPS] = {
     [AG_NGINX] = "nginx",
 };
 
-#define MAX_PROCS 4096
+#define MAX_PROCS ACCT_MAX_PROCS
 
 void
 acct_init(struct acct *a)
 {
     memset(a, 0, sizeof(*a));
+    pthread_mutex_init(&a->mem_lock, NULL);
+    pthread_cond_init(&a->mem_wake, NULL);
 }
+
+static void mem_start(struct acct *a);
+static void mem_stop(struct acct *a);
 
 void
 acct_free(struct acct *a)
 {
+    mem_stop(a);
     free(a->snap);
     a->snap = NULL;
+    pthread_mutex_destroy(&a->mem_lock);
+    pthread_cond_destroy(&a->mem_wake);
 }
 
 int
@@ -202,7 +210,10 @@ thread_cpu_s(void)
 void
 acct_begin(struct acct *a)
 {
-    double t = thread_cpu_s();
+    double t;
+
+    mem_stop(a);
+    t = thread_cpu_s();
 
     free(a->snap);
     a->snap = calloc(MAX_PROCS, sizeof(*a->snap));
@@ -214,6 +225,7 @@ acct_begin(struct acct *a)
     memset(a->rss_sum, 0, sizeof(a->rss_sum));
     a->runnable_sum = 0;
     a->overhead_s = thread_cpu_s() - t;
+    mem_start(a);
 }
 
 /* Rss and Pss of a process in bytes; -1 when it is gone. */
@@ -236,6 +248,106 @@ read_mem(pid_t pid, double *rss, double *pss)
     }
     fclose(f);
     return 0;
+}
+
+/* Read the members' memory once and add it to the sums (under mem_lock). */
+static void
+mem_sample(struct acct *a, const pid_t *pid, const int *group, int n)
+{
+    double pss[AG_NGROUPS] = {0}, rss[AG_NGROUPS] = {0};
+    int procs[AG_NGROUPS] = {0};
+
+    for (int i = 0; i < n; i++) {
+        double r, p;
+
+        if (read_mem(pid[i], &r, &p) < 0)
+            continue;
+        rss[group[i]] += r;
+        pss[group[i]] += p;
+        procs[group[i]]++;
+    }
+    pthread_mutex_lock(&a->mem_lock);
+    for (int g = 0; g < AG_NGROUPS; g++) {
+        a->pss_sum[g] += pss[g];
+        a->rss_sum[g] += rss[g];
+        if (pss[g] > a->r.pss_max[g])
+            a->r.pss_max[g] = pss[g];
+        if (rss[g] > a->r.rss_max[g])
+            a->r.rss_max[g] = rss[g];
+        if (procs[g] > a->r.procs_max[g])
+            a->r.procs_max[g] = procs[g];
+    }
+    a->r.mem_samples++;
+    pthread_mutex_unlock(&a->mem_lock);
+}
+
+/*
+ * The memory thread: a sample of the members acct_sample listed last, then
+ * a wait of a second, or of 50 times what the sample cost (at most 2 % of
+ * a core), or until acct_end.  Before the first list, it waits for one.
+ */
+static void *
+mem_loop(void *arg)
+{
+    struct acct *a = arg;
+    pid_t *pid = malloc(MAX_PROCS * sizeof(*pid));
+    int *group = malloc(MAX_PROCS * sizeof(*group));
+
+    pthread_mutex_lock(&a->mem_lock);
+    while (!a->mem_stop && pid && group) {
+        int n = a->mem_n;
+        double t, cost, wait_s = 1;
+        struct timespec until;
+
+        if (n > 0) {
+            memcpy(pid, a->mem_pid, (size_t)n * sizeof(*pid));
+            memcpy(group, a->mem_group, (size_t)n * sizeof(*group));
+            pthread_mutex_unlock(&a->mem_lock);
+            t = thread_cpu_s();
+            mem_sample(a, pid, group, n);
+            cost = thread_cpu_s() - t;
+            pthread_mutex_lock(&a->mem_lock);
+            a->mem_overhead_s += cost;
+            if (cost * 50 > wait_s)
+                wait_s = cost * 50;
+        }
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += (time_t)wait_s;
+        until.tv_nsec += (long)((wait_s - (double)(time_t)wait_s) * 1e9);
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (!a->mem_stop && (n > 0 || a->mem_n == 0) &&
+               pthread_cond_timedwait(&a->mem_wake, &a->mem_lock, &until) == 0)
+            ;
+    }
+    pthread_mutex_unlock(&a->mem_lock);
+    free(pid);
+    free(group);
+    return NULL;
+}
+
+static void
+mem_start(struct acct *a)
+{
+    a->mem_stop = 0;
+    a->mem_n = 0;
+    a->mem_overhead_s = 0;
+    a->mem_running = pthread_create(&a->mem_thread, NULL, mem_loop, a) == 0;
+}
+
+static void
+mem_stop(struct acct *a)
+{
+    if (!a->mem_running)
+        return;
+    pthread_mutex_lock(&a->mem_lock);
+    a->mem_stop = 1;
+    pthread_cond_signal(&a->mem_wake);
+    pthread_mutex_unlock(&a->mem_lock);
+    pthread_join(a->mem_thread, NULL);
+    a->mem_running = 0;
 }
 
 /* A client backend's title names its client: "[local]" or "addr(port)". */
@@ -358,36 +470,25 @@ acct_sample(struct acct *a)
     pid_t pid[MAX_PROCS];
     int group[MAX_PROCS], n = members(a, pid, group, MAX_PROCS), backends = 0, runnable = 0;
     int counted = 0;
-    double pss[AG_NGROUPS] = {0}, rss[AG_NGROUPS] = {0};
-    int procs[AG_NGROUPS] = {0};
     double t = thread_cpu_s();
 
     for (int i = 0; i < n; i++) {
-        double r, p;
-
-        if (read_mem(pid[i], &r, &p) < 0)
-            continue;
-        rss[group[i]] += r;
-        pss[group[i]] += p;
-        procs[group[i]]++;
         if (group[i] == AG_POSTGRES && is_pg_client(pid[i]))
             backends++;
         runnable += walk_threads(a, pid[i], group[i], 1, &counted);
     }
     a->runnable_sum += runnable;
-    for (int g = 0; g < AG_NGROUPS; g++) {
-        a->pss_sum[g] += pss[g];
-        a->rss_sum[g] += rss[g];
-        if (pss[g] > a->r.pss_max[g])
-            a->r.pss_max[g] = pss[g];
-        if (rss[g] > a->r.rss_max[g])
-            a->r.rss_max[g] = rss[g];
-        if (procs[g] > a->r.procs_max[g])
-            a->r.procs_max[g] = procs[g];
-    }
+    pthread_mutex_lock(&a->mem_lock);
+    /* The first list wakes the memory thread, which waits for one. */
+    if (a->mem_n == 0)
+        pthread_cond_signal(&a->mem_wake);
+    memcpy(a->mem_pid, pid, (size_t)n * sizeof(*pid));
+    memcpy(a->mem_group, group, (size_t)n * sizeof(*group));
+    a->mem_n = n;
     if (backends > a->r.pg_backends_max)
         a->r.pg_backends_max = backends;
     a->r.samples++;
+    pthread_mutex_unlock(&a->mem_lock);
     a->overhead_s += thread_cpu_s() - t;
     return counted;
 }
@@ -402,6 +503,10 @@ acct_end(struct acct *a, struct acct_result *out)
     double sum = 0;
     int n = now ? snapshot(a, now, MAX_PROCS) : 0;
 
+    mem_stop(a);
+    /* A level too short for the thread's first sample gets one here. */
+    if (a->r.mem_samples == 0 && a->mem_n > 0)
+        mem_sample(a, a->mem_pid, a->mem_group, a->mem_n);
     *out = a->r;
     for (int i = 0; i < n; i++) {
         uint64_t before = 0;
@@ -418,14 +523,14 @@ acct_end(struct acct *a, struct acct_result *out)
     out->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int g = 0; g < AG_NGROUPS; g++) {
         sum += out->cpu_s[g];
-        if (out->samples) {
-            out->pss_mean[g] = a->pss_sum[g] / out->samples;
-            out->rss_mean[g] = a->rss_sum[g] / out->samples;
+        if (out->mem_samples) {
+            out->pss_mean[g] = a->pss_sum[g] / out->mem_samples;
+            out->rss_mean[g] = a->rss_sum[g] / out->mem_samples;
         }
     }
     out->runnable_mean = out->samples ? a->runnable_sum / out->samples : 0;
     out->other_s = out->machine_busy_s > sum ? out->machine_busy_s - sum : 0;
-    out->overhead_s = a->overhead_s + (thread_cpu_s() - t);
+    out->overhead_s = a->overhead_s + a->mem_overhead_s + (thread_cpu_s() - t);
 }
 
 double

@@ -121,7 +121,7 @@ report_level_text(FILE *f, const struct level *l, const struct profile *p)
                 "  generator CPU %.0f %% of a core (busiest second %.0f %%), besides %.2f s "
                 "reading /proc for this accounting\n",
                 l->gen_cpu_pct, l->gen_cpu_peak_pct, a->overhead_s);
-    fprintf(f, "  memory, mean/max MB over %d samples:", a->samples);
+    fprintf(f, "  memory, mean/max MB over %d samples:", a->mem_samples);
     for (int g = 0; g < AG_NGROUPS; g++)
         if (a->procs_max[g])
             fprintf(f, " %s PSS %.1f/%.1f RSS %.1f/%.1f (%d procs);", acct_group_names[g],
@@ -205,7 +205,7 @@ acct_json(const struct acct_result *a)
     cJSON_AddItemToObject(o, "pss_max_mb", groups_json(a->pss_max, MB));
     cJSON_AddItemToObject(o, "rss_mean_mb", groups_json(a->rss_mean, MB));
     cJSON_AddItemToObject(o, "rss_max_mb", groups_json(a->rss_max, MB));
-    cJSON_AddNumberToObject(o, "memory_samples", a->samples);
+    cJSON_AddNumberToObject(o, "memory_samples", a->mem_samples);
     cJSON_AddNumberToObject(o, "accounting_overhead_s", a->overhead_s);
     cJSON_AddNumberToObject(o, "pg_client_connections", a->pg_backends_max);
     return o;
