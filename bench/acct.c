@@ -31,9 +31,15 @@ const char *const acct_group_names[AG_NGROUPS] = {
 void
 acct_init(struct acct *a)
 {
+    pthread_condattr_t attr;
+
     memset(a, 0, sizeof(*a));
     pthread_mutex_init(&a->mem_lock, NULL);
-    pthread_cond_init(&a->mem_wake, NULL);
+    /* The memory thread's waits are durations: on the one clock (common/clock.h). */
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->mem_wake, &attr);
+    pthread_condattr_destroy(&attr);
 }
 
 static void mem_start(struct acct *a);
@@ -297,6 +303,7 @@ mem_loop(void *arg)
     while (!a->mem_stop && pid && group) {
         int n = a->mem_n;
         double t, cost, wait_s = 1;
+        int64_t at;
         struct timespec until;
 
         if (n > 0) {
@@ -311,13 +318,9 @@ mem_loop(void *arg)
             if (cost * 50 > wait_s)
                 wait_s = cost * 50;
         }
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += (time_t)wait_s;
-        until.tv_nsec += (long)((wait_s - (double)(time_t)wait_s) * 1e9);
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        at = clock_now_ns() + (int64_t)(wait_s * 1e9);
+        until.tv_sec = (time_t)(at / 1000000000);
+        until.tv_nsec = (long)(at % 1000000000);
         while (!a->mem_stop && (n > 0 || a->mem_n == 0) &&
                pthread_cond_timedwait(&a->mem_wake, &a->mem_lock, &until) == 0)
             ;
