@@ -21,6 +21,12 @@
 # writes go through the inbox's triggers (t/integration/feed_inbox.sh
 # tests the inbox itself).
 #
+# comments_list, which reads an article's newest comments straight from
+# one index range, gives the answers of its definition (every comment of
+# the article ranked, the first 100 kept) for articles with none, a few, or
+# 250 comments of which 60 share an instant, for an unknown slug, and for
+# viewers who follow the commenters, do not, are anonymous or are gone.
+#
 # A test that cannot fail proves nothing: the same comparison is run on
 # mutants of the statements (ties broken the other way, the count off by
 # the counters, each followee's run cut to the limit without the offset,
@@ -90,6 +96,21 @@ SELECT DISTINCT u, a.id, a.created_at
   FROM generate_series(1, 120) AS u
   JOIN articles a ON a.id % 29 = u % 29
  WHERE u <> 7;
+-- Comments: the article with the lowest id gets 250, 62 of them at one
+-- instant that the 100th newest falls in (ids not in created_at order);
+-- every fifth article 0 to 6; by authors 1 to 120.
+INSERT INTO comments (article_id, author_id, body, created_at, updated_at)
+SELECT (SELECT min(id) FROM articles), 1 + (k * 53) % 120, 'c' || k,
+       CASE WHEN k % 4 = 0 THEN timestamptz '2026-02-01 02:40'
+            ELSE timestamptz '2026-02-01' + ((k * 7919) % 250) * interval '1 minute' END,
+       now()
+  FROM generate_series(1, 250) AS k;
+INSERT INTO comments (article_id, author_id, body, created_at, updated_at)
+SELECT a.id, 1 + (a.id * j * 13) % 120, 'c' || a.id || '-' || j,
+       a.created_at + (j % 3) * interval '1 hour', now()
+  FROM articles a
+ CROSS JOIN generate_series(1, (a.id % 7)::int) AS j
+ WHERE a.id % 5 = 0;
 SQL
 check "a user cannot follow himself (the check the feed relies on)" \
     sh -c "! psql -X -q -c 'INSERT INTO follows (follower_id, followee_id) VALUES (3, 3)' 2>/dev/null"
@@ -136,14 +157,42 @@ SELECT p.slug, p.title, p.description,
  ORDER BY p.created_at DESC, p.id DESC;
 SQL
 
+# An article's comments, by their definition: all of them ranked newest
+# first, ties by the newer id, the first 100; one row of NULLs when the
+# article has none; no row for an unknown slug unless the caller is gone.
+cat >>"$T/ref.sql" <<'SQL'
+PREPARE ref_comments AS
+SELECT c.id, c.created_at, c.updated_at, c.body, u.username, u.bio, u.image,
+       EXISTS (SELECT 1 FROM follows fo
+                WHERE fo.follower_id = $2::int8 AND fo.followee_id = c.author_id) AS following,
+       g.gone AS caller_gone
+  FROM (SELECT $2::int8 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM users v WHERE v.id = $2::int8) AS gone) g
+  LEFT JOIN articles a ON a.slug = $1::text
+  LEFT JOIN (SELECT x.*, row_number() OVER (PARTITION BY x.article_id
+                                            ORDER BY x.created_at DESC, x.id DESC) AS rank
+               FROM comments x) c ON c.article_id = a.id AND c.rank <= 100
+  LEFT JOIN users u ON u.id = c.author_id
+ WHERE a.id IS NOT NULL OR g.gone
+ ORDER BY c.created_at DESC, c.id DESC;
+SQL
+: >"$T/comments.cases"
+for a in $(sql "SELECT slug FROM articles WHERE id % 5 = 0 AND id < 200 OR id = (SELECT min(id) FROM articles) ORDER BY id") nosuch; do
+    for v in 1 6 50 101 NULL 999999 "$GONE"; do
+        echo "'$a', $v" >>"$T/comments.cases"
+    done
+done
+
 {
     cat "$T/ref.sql"
     stmt articles_feed
     stmt articles_feed_merge
+    stmt comments_list
 } >"$T/stmts.sql"
 mutant articles_feed_merge mut_ties 's/ORDER BY x.created_at DESC, x.id DESC/ORDER BY x.created_at DESC, x.id ASC/'
 mutant articles_feed_merge mut_count 's/sum(fu.article_count)/count(*)/'
 mutant articles_feed_merge mut_run 's/LIMIT $2::int8 + $3::int8) x/LIMIT $2::int8) x/'
+mutant comments_list mut_comments_ties 's/ORDER BY x.created_at DESC, x.id DESC/ORDER BY x.created_at DESC, x.id ASC/'
+mutant comments_list mut_comments_limit 's/LIMIT 100) c ON true/LIMIT 99) c ON true/'
 # The inbox taken for pages it holds only in part.
 mutant articles_feed mut_inbox 's/OR s.held >= $2::int8 + $3::int8/OR s.held >= $2::int8/'
 
@@ -155,6 +204,7 @@ sql "DELETE FROM users WHERE id = $GONE" >/dev/null
 
 same "feed: identical to the reference, freshly loaded (heap fetches)" articles_feed ref_feed "$T/feed.cases"
 same "feed merged: identical to the reference, freshly loaded" articles_feed_merge ref_feed "$T/feed.cases"
+same "comments: identical to the reference, freshly loaded" comments_list ref_comments "$T/comments.cases"
 
 # Deletes (the counters follow through the triggers), unfollows, then the
 # same cases before and after VACUUM.
@@ -166,11 +216,22 @@ same "feed merged: identical after deletes and unfollows" articles_feed_merge re
 sql "VACUUM ANALYZE" >/dev/null
 same "feed: identical after VACUUM (index-only scans)" articles_feed ref_feed "$T/feed.cases"
 same "feed merged: identical after VACUUM" articles_feed_merge ref_feed "$T/feed.cases"
+same "comments: identical after deletes and VACUUM" comments_list ref_comments "$T/comments.cases"
+# Read in the index's order and stopped by the LIMIT: the 250 comments'
+# article reads about 100 rows, not all of them (a sort of every comment
+# would show as a Sort under the Limit).
+hot=$(sql "SELECT slug FROM articles ORDER BY id LIMIT 1")
+plan=$(psql -X -q -At -c "SET plan_cache_mode = force_generic_plan" -c "$(stmt comments_list cl)" \
+    -c "EXPLAIN (COSTS OFF) EXECUTE cl('$hot', 1)" 2>>"$T/psql.err" | tr '\n' ' ')
+check "comments: the generic plan reads the article's comments by index, under the limit" \
+    sh -c "echo '$plan' | grep -q 'Limit *-> *Index Scan using comments_article_created_idx'"
 
 differs "the comparison catches ties broken the other way" mut_ties ref_feed "$T/feed.cases"
 differs "the comparison catches a count that is not the count" mut_count ref_feed "$T/feed.cases"
 differs "the comparison catches a merge that drops rows past the first page" mut_run ref_feed "$T/feed.cases"
 differs "the comparison catches an inbox read past what it holds" mut_inbox ref_feed "$T/feed.cases"
+differs "the comparison catches comments' ties broken the other way" mut_comments_ties ref_comments "$T/comments.cases"
+differs "the comparison catches comments cut at 99" mut_comments_limit ref_comments "$T/comments.cases"
 
 if [ -s "$T/psql.err" ]; then
     note "psql said:"
