@@ -20,6 +20,14 @@
 -- * Parameters are sent as TEXT and cast here ($1::int8, $2::text).  NULL
 --   means "absent".  The viewer (the caller's user id) is NULL when
 --   anonymous; favorited / following are then false.
+-- * The flags' viewer.  The reads the cache answers (the lists, the feed,
+--   article_get, comments_list) take the viewer twice: as the caller
+--   (caller_gone) and, as their last parameter "flags", as the user whose
+--   favorited / following the rows carry.  A worker whose cache holds the
+--   caller's followees and favorites sends NULL there (the flags are then
+--   false) and sets them itself from those sets: each flag is one index
+--   probe a row, three buffers, which was half of a list page's buffers
+--   and a third of a comment list's (worker/api_articles.c, "flags").
 -- * Results are read in BINARY: ids and counts are int8, timestamps
 --   timestamptz (int8 microseconds since 2000-01-01 UTC), flags bool, the
 --   rest text.  bio and image may be NULL.  t/sql/contract.txt lists the
@@ -305,19 +313,20 @@ SELECT p.slug, p.title, p.description,
  ORDER BY p.created_at DESC, p.id DESC;
 
 -- fragment: list_tail
--- The five lists' end: they share their parameters ($6 the viewer).
+-- The five lists' end: they share their parameters ($7 the flags' viewer).
 ), tl AS (
 -- use: tag_lists
 )
--- use: article_columns viewer=$6::int8
+-- use: article_columns viewer=$7::int8
        coalesce((SELECT true FROM follows fo
-                  WHERE fo.follower_id = $6::int8 AND fo.followee_id = p.author_id), false) AS following,
+                  WHERE fo.follower_id = $7::int8 AND fo.followee_id = p.author_id), false) AS following,
 -- use: article_rows authors=users
 
 -- name: articles_list
 -- read-only
 -- No filter.  $1 tag text (NULL), $2 author text (NULL), $3 favorited text
--- (NULL), $4 limit int8, $5 offset int8, $6 viewer int8.
+-- (NULL), $4 limit int8, $5 offset int8, $6 viewer int8, $7 flags int8
+-- (the flags' viewer, see the top).
 -- -> article columns 0..11, 12 articles_count int8 (see the top), 13
 -- caller_gone bool, 14 article_id int8, 15 author_id int8 (what the cache
 -- keeps of a page, worker/cache_articles.h; NULL on the empty page's row).
@@ -494,7 +503,8 @@ SELECT p.slug, p.title, p.description,
 
 -- name: articles_feed
 -- read-only
--- $1 viewer int8 (required), $2 limit int8, $3 offset int8.
+-- $1 viewer int8 (required), $2 limit int8, $3 offset int8, $4 flags int8
+-- (see the top: NULL, favorited is false).
 -- -> as articles_list; author_following is true on every article row (the
 -- page's authors are the viewer's followees: the inbox holds nothing else,
 -- the merge reads them in the same snapshot) and false on the empty-page
@@ -542,14 +552,14 @@ SELECT p.slug, p.title, p.description,
 ), tl AS MATERIALIZED (
 -- use: tag_lists
 )
--- use: article_columns viewer=$1::int8
+-- use: article_columns viewer=$4::int8
        p.id IS NOT NULL AS following,
 -- use: article_rows authors=users
 
 -- name: articles_feed_merge
 -- read-only
--- $1 viewer int8 (required), $2 limit int8, $3 offset int8.  -> as
--- articles_feed.  The feed merged from the followees' articles at each
+-- $1 viewer int8 (required), $2 limit int8, $3 offset int8, $4 flags
+-- int8.  -> as articles_feed.  The feed merged from the followees' articles at each
 -- read, without the inbox: what articles_feed does for a page beyond its
 -- inbox, and all it did before version 3 of the schema.  The server does
 -- not send it; t/integration/feed_inbox.sh compares the two, and the
@@ -573,13 +583,14 @@ SELECT p.slug, p.title, p.description,
 ), tl AS MATERIALIZED (
 -- use: tag_lists
 )
--- use: article_columns viewer=$1::int8
+-- use: article_columns viewer=$4::int8
        p.id IS NOT NULL AS following,
 -- use: article_rows authors=fu
 
 -- name: article_get
 -- read-only
--- $1 slug text, $2 viewer int8.  -> zero rows (404) or one row: article
+-- $1 slug text, $2 viewer int8, $3 flags int8 (see the top).  -> zero
+-- rows (404) or one row: article
 -- columns 0..11, 12 body, 13 caller_gone, 14 article_id int8, 15
 -- author_id int8 (for the cache, worker/cache_articles.h).
 -- use: caller_gone viewer=$2::int8
@@ -590,11 +601,11 @@ SELECT a.slug, a.title, a.description,
                            FROM article_tags atg WHERE atg.article_id = a.id) s), '') AS tag_list,
        a.created_at, a.updated_at,
        coalesce((SELECT true FROM favorites f
-                  WHERE f.user_id = $2::int8 AND f.article_id = a.id), false) AS favorited,
+                  WHERE f.user_id = $3::int8 AND f.article_id = a.id), false) AS favorited,
        a.favorites_count,
        u.username, u.bio, u.image,
        coalesce((SELECT true FROM follows fo
-                  WHERE fo.follower_id = $2::int8 AND fo.followee_id = a.author_id), false) AS following,
+                  WHERE fo.follower_id = $3::int8 AND fo.followee_id = a.author_id), false) AS following,
        a.body,
        me.caller_gone,
        a.id AS article_id, a.author_id
@@ -860,10 +871,10 @@ SELECT a.slug, a.title, a.description,
 
 -- name: comments_list
 -- read-only
--- $1 slug text, $2 viewer int8.  -> zero rows: no such article (404).
--- Otherwise the 100 newest comments, newest first (comment columns, then
--- 8 caller_gone bool); an article without comments gives one row with id
--- NULL (test id).
+-- $1 slug text, $2 viewer int8, $3 flags int8 (see the top).  -> zero
+-- rows: no such article (404).  Otherwise the 100 newest comments, newest
+-- first (comment columns, then 8 caller_gone bool, 9 author_id int8); an
+-- article without comments gives one row with id NULL (test id).
 -- The 100 are one range of comments_article_created_idx read in its own
 -- order, each row fetched from the table as it comes: the LIMIT stops the
 -- scan, so an article with thousands of comments costs what one with 100
@@ -874,8 +885,8 @@ SELECT a.slug, a.title, a.description,
 SELECT c.id, c.created_at, c.updated_at, c.body,
        u.username, u.bio, u.image,
        coalesce((SELECT true FROM follows fo
-                  WHERE fo.follower_id = $2::int8 AND fo.followee_id = c.author_id), false) AS following,
-       me.caller_gone
+                  WHERE fo.follower_id = $3::int8 AND fo.followee_id = c.author_id), false) AS following,
+       me.caller_gone, c.author_id
   FROM me
   LEFT JOIN articles art ON art.slug = $1::text
   LEFT JOIN LATERAL (

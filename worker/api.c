@@ -372,21 +372,25 @@ api_article_flags(struct evbuffer *b, int favorited, int64_t favorites_count)
 }
 
 void
-api_article_object(struct evbuffer *b, const PGresult *r, int row, int with_body)
+api_article_object(struct evbuffer *b, const PGresult *r, int row, int with_body, const int *flags)
 {
+    int favorited = flags ? flags[0] : db_bool(r, row, 6);
+    int following = flags ? flags[1] : db_bool(r, row, 11);
+
     api_article_head(b, r, row);
     if (with_body) {
         evbuffer_add(b, ",\"body\":", 8);
         api_text_or_null(b, r, row, 12);
     }
     api_article_tail(b, r, row);
-    api_article_flags(b, db_bool(r, row, 6), db_int8(r, row, 7));
-    api_profile_object(b, r, row, 8);
-    evbuffer_add(b, "}", 1);
+    api_article_flags(b, favorited, db_int8(r, row, 7));
+    api_profile_head(b, r, row, 8);
+    json_out_bool(b, following);
+    evbuffer_add(b, "}}", 2);
 }
 
 void
-api_comment_object(struct evbuffer *b, const PGresult *r, int row)
+api_comment_object(struct evbuffer *b, const PGresult *r, int row, int following)
 {
     evbuffer_add(b, "{\"id\":", 6);
     json_out_int(b, db_int8(r, row, 0));
@@ -397,8 +401,9 @@ api_comment_object(struct evbuffer *b, const PGresult *r, int row)
     evbuffer_add(b, ",\"body\":", 8);
     api_text_or_null(b, r, row, 3);
     evbuffer_add(b, ",\"author\":", 10);
-    api_profile_object(b, r, row, 4);
-    evbuffer_add(b, "}", 1);
+    api_profile_head(b, r, row, 4);
+    json_out_bool(b, following >= 0 ? following : db_bool(r, row, 7));
+    evbuffer_add(b, "}}", 2);
 }
 
 int

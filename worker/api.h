@@ -211,8 +211,18 @@ void api_profile_object(struct evbuffer *b, const PGresult *r, int row, int col)
 /* The same up to and with "following": (the cache keeps this part). */
 void api_profile_head(struct evbuffer *b, const PGresult *r, int row, int col);
 
-/* An article object (columns 0..11, and 12 body when with_body). */
-void api_article_object(struct evbuffer *b, const PGresult *r, int row, int with_body);
+/*
+ * An article object (columns 0..11, and 12 body when with_body).  Its
+ * favorited and author's following come from the row, or from flags when
+ * given ({favorited, following}: the statement was sent without the
+ * flags' viewer, sql/queries.sql, and the caller looked them up).
+ */
+void api_article_object(struct evbuffer *b, const PGresult *r, int row, int with_body,
+                        const int *flags);
+
+/* The ids a list's or article_get's row ends with (sql/queries.sql). */
+#define API_COL_ARTICLE_ID 14
+#define API_COL_AUTHOR_ID 15
 
 /*
  * The same in the parts the cache keeps apart (worker/cache_articles.c),
@@ -224,8 +234,11 @@ void api_article_head(struct evbuffer *b, const PGresult *r, int row);
 void api_article_tail(struct evbuffer *b, const PGresult *r, int row);
 void api_article_flags(struct evbuffer *b, int favorited, int64_t favorites_count);
 
-/* A comment object (columns 0..7). */
-void api_comment_object(struct evbuffer *b, const PGresult *r, int row);
+/* A comment object (columns 0..7); following from the row, or the given one (0 or 1) when >= 0. */
+void api_comment_object(struct evbuffer *b, const PGresult *r, int row, int following);
+
+/* comments_list's comment author id. */
+#define API_COL_COMMENT_AUTHOR_ID 9
 
 /*
  * Reads an integer query argument in [min, max] into *out (def when

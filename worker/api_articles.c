@@ -113,14 +113,18 @@ drop_cached_tags(struct http_ctx *c)
         cache_drop(k, CACHE_KEY_TAGS);
 }
 
-/* {"article":{... with body}} from row 0. */
+/* {"article":{... with body}} from row 0; the flags from sets when given (api_article_object()). */
 static void
-reply_article(struct http_ctx *c, int status, const PGresult *res)
+reply_article(struct http_ctx *c, int status, const PGresult *res, const struct cache_viewer *sets)
 {
     struct evbuffer *b = c->env->scratch;
+    int flags[2];
 
     evbuffer_add(b, "{\"article\":", 11);
-    api_article_object(b, res, 0, 1);
+    if (sets)
+        cache_viewer_flags(sets, db_int8(res, 0, API_COL_ARTICLE_ID),
+                           db_int8(res, 0, API_COL_AUTHOR_ID), flags);
+    api_article_object(b, res, 0, 1, sets ? flags : NULL);
     evbuffer_add(b, "}", 1);
     http_reply(c, status, b);
 }
@@ -222,10 +226,12 @@ struct read_req {
     int one;        /* one article, not a list */
     int sets_tried; /* viewer_sets was sent once already */
     int waited;     /* times it waited for another request's fill (cache_fill.h) */
+    int flag;       /* which of params is the flags' viewer (sql/queries.sql) */
+    int by_sets;    /* sent without it: the answer's flags come from the sets */
     struct cache_fill_waiter wait;
     const char *filter;
     char limit[24], offset[24], viewer[24];
-    const char *params[6];
+    const char *params[7];
     char key[CACHE_KEY_MAX];
 };
 
@@ -331,7 +337,31 @@ read_go(struct http_ctx *c)
     } else {
         api_req(c)->cache_fill = 0;
     }
+    /* With the caller's sets at hand, PostgreSQL need not probe the flags. */
+    r->by_sets = vp != NULL;
+    r->params[r->flag] = vp ? NULL : api_viewer(c, r->viewer);
     api_query(c, r->q, r->params, r->one ? on_article_read : on_list);
+}
+
+/*
+ * In the callback of a read sent without the flags' viewer: 1 with *v the
+ * caller's sets to take the flags from; 0 when they went stale meanwhile,
+ * after sending the statement again with the viewer (to the same
+ * callback, which then takes the row's flags).  The first answer already
+ * filled the cache: the second does not.
+ */
+static int
+read_flags(struct http_ctx *c, struct cache_viewer *v, db_cb cb)
+{
+    struct read_req *r = c->state;
+
+    if (cache_viewer_now(c->env->cache, api_req(c)->user_id, v))
+        return 1;
+    r->by_sets = 0;
+    r->params[r->flag] = api_viewer(c, r->viewer);
+    api_req(c)->cache_fill = 0;
+    api_query(c, r->q, r->params, cb);
+    return 0;
 }
 
 static void
@@ -351,8 +381,10 @@ on_list(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
     struct read_req *r = c->state;
+    struct cache_viewer v;
+    const struct cache_viewer *sets = NULL;
     struct evbuffer *b;
-    int n, first = 1;
+    int n, first = 1, flags[2];
 
     if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
@@ -366,6 +398,11 @@ on_list(void *arg, enum db_status st, const PGresult *res)
     if (r && api_req(c)->cache_fill)
         cache_page_fill(c->env->cache, r->key, r->kind, r->filter, api_req(c)->user_id, res,
                         api_req(c)->cache_epoch);
+    if (r && r->by_sets) {
+        if (!read_flags(c, &v, on_list))
+            return;
+        sets = &v;
+    }
     b = c->env->scratch;
     evbuffer_add(b, "{\"articles\":[", 13);
     for (int i = 0; i < n; i++) {
@@ -373,7 +410,10 @@ on_list(void *arg, enum db_status st, const PGresult *res)
             continue; /* the empty page's count-only row */
         if (!first)
             evbuffer_add(b, ",", 1);
-        api_article_object(b, res, i, 0);
+        if (sets)
+            cache_viewer_flags(sets, db_int8(res, i, API_COL_ARTICLE_ID),
+                               db_int8(res, i, API_COL_AUTHOR_ID), flags);
+        api_article_object(b, res, i, 0, sets ? flags : NULL);
         first = 0;
     }
     list_close(b, db_int8(res, 0, COL_ARTICLES_COUNT));
@@ -428,7 +468,7 @@ api_articles_list(struct http_ctx *c)
 {
     const char *tag, *author, *favorited, *filter;
     char limit[24], offset[24], viewer[24], key[CACHE_KEY_MAX];
-    const char *params[6];
+    const char *params[7];
     enum sql_query_id q;
     enum cache_list kind = CACHE_LIST_ALL;
     struct read_req *r;
@@ -462,6 +502,7 @@ api_articles_list(struct http_ctx *c)
         params[3] = limit;
         params[4] = offset;
         params[5] = api_viewer(c, viewer);
+        params[6] = params[5]; /* the flags' */
         api_query(c, q, params, on_list);
         return;
     }
@@ -479,6 +520,7 @@ api_articles_list(struct http_ctx *c)
     r->params[3] = r->limit;
     r->params[4] = r->offset;
     r->params[5] = api_viewer(c, r->viewer);
+    r->flag = 6;
     read_go(c);
 }
 
@@ -486,7 +528,7 @@ void
 api_articles_feed(struct http_ctx *c)
 {
     char limit[24], offset[24], viewer[24];
-    const char *params[3];
+    const char *params[4];
     struct read_req *r;
 
     if (read_page(c, limit, offset) < 0)
@@ -495,6 +537,7 @@ api_articles_feed(struct http_ctx *c)
         params[0] = api_itoa(api_req(c)->user_id, viewer);
         params[1] = limit;
         params[2] = offset;
+        params[3] = params[0]; /* the flags' */
         api_query(c, SQL_ARTICLES_FEED, params, on_list);
         return;
     }
@@ -508,6 +551,7 @@ api_articles_feed(struct http_ctx *c)
     r->params[0] = api_itoa(api_req(c)->user_id, r->viewer);
     r->params[1] = r->limit;
     r->params[2] = r->offset;
+    r->flag = 3;
     read_go(c);
 }
 
@@ -518,6 +562,9 @@ static void
 on_article_read(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
+    struct read_req *r = c->state;
+    struct cache_viewer v;
+    const struct cache_viewer *sets = NULL;
 
     if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
@@ -525,18 +572,28 @@ on_article_read(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 404, "article not found");
         return;
     }
-    if (c->state && api_req(c)->cache_fill)
+    if (r && api_req(c)->cache_fill)
         cache_article_fill(c->env->cache, res, api_req(c)->cache_epoch);
-    reply_article(c, 200, res);
+    if (r && r->by_sets) {
+        if (!read_flags(c, &v, on_article_read))
+            return;
+        sets = &v;
+    }
+    reply_article(c, 200, res, sets);
 }
 
 void
 api_article_get(struct http_ctx *c)
 {
     struct read_req *r;
+    char viewer[24];
+    const char *params[3];
 
     if (!cache_serving(c)) {
-        api_param_query(c, SQL_ARTICLE_GET, on_article_read);
+        params[0] = http_param(c, 0, NULL);
+        params[1] = api_viewer(c, viewer);
+        params[2] = params[1]; /* the flags' */
+        api_query(c, SQL_ARTICLE_GET, params, on_article_read);
         return;
     }
     if (!(r = api_state_new(c, sizeof(*r), free)))
@@ -545,6 +602,7 @@ api_article_get(struct http_ctx *c)
     r->one = 1;
     r->params[0] = http_param(c, 0, NULL);
     r->params[1] = api_viewer(c, r->viewer);
+    r->flag = 2;
     read_go(c);
 }
 
@@ -562,7 +620,7 @@ on_favorite(void *arg, enum db_status st, const PGresult *res)
     }
     if (c->env->cache)
         cache_wrote_favorite(c->env->cache, res, api_req(c)->user_id);
-    reply_article(c, 200, res);
+    reply_article(c, 200, res, NULL);
 }
 
 void
@@ -637,7 +695,7 @@ on_created(void *arg, enum db_status st, const PGresult *res)
     drop_cached_tags(c);
     if (c->env->cache)
         cache_wrote_article(c->env->cache, res, api_req(c)->user_id, NULL, 1);
-    reply_article(c, 201, res);
+    reply_article(c, 201, res, NULL);
 }
 
 static void
@@ -698,7 +756,7 @@ on_updated(void *arg, enum db_status st, const PGresult *res)
     if (c->env->cache)
         cache_wrote_article(c->env->cache, res, api_req(c)->user_id, http_param(c, 0, NULL),
                             ((struct art_req *)c->state)->tags != NULL);
-    reply_article(c, 200, res);
+    reply_article(c, 200, res, NULL);
 }
 
 void

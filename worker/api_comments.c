@@ -10,17 +10,32 @@
 
 #include "worker/api.h"
 #include "worker/auth.h"
+#include "worker/cache_articles.h"
 #include "worker/env.h"
 #include "worker/http.h"
 #include "worker/idem.h"
 #include "worker/reqbody.h"
 
+/*
+ * A comment list between its statement and its answer: the statement's
+ * parameters, and whether it was sent without the flags' viewer (the
+ * answer's "following" then comes from the caller's set, cache_viewer_now()).
+ */
+struct list_req {
+    int by_sets;
+    char viewer[24];
+    const char *params[3];
+};
+
 static void
 on_list(void *arg, enum db_status st, const PGresult *res)
 {
     struct http_ctx *c = arg;
+    struct list_req *r = c->state;
+    struct cache_viewer v;
+    const struct cache_viewer *sets = NULL;
     struct evbuffer *b;
-    int n;
+    int n, flags[2];
 
     if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
@@ -29,6 +44,15 @@ on_list(void *arg, enum db_status st, const PGresult *res)
         http_error(c, 404, "article not found");
         return;
     }
+    if (r->by_sets) {
+        if (!cache_viewer_now(c->env->cache, api_req(c)->user_id, &v)) {
+            r->by_sets = 0;
+            r->params[2] = r->params[1];
+            api_query(c, SQL_COMMENTS_LIST, r->params, on_list);
+            return;
+        }
+        sets = &v;
+    }
     b = c->env->scratch;
     evbuffer_add(b, "{\"comments\":[", 13);
     for (int i = 0, first = 1; i < n; i++) {
@@ -36,7 +60,9 @@ on_list(void *arg, enum db_status st, const PGresult *res)
             continue; /* an article without comments */
         if (!first)
             evbuffer_add(b, ",", 1);
-        api_comment_object(b, res, i);
+        if (sets)
+            cache_viewer_flags(sets, 0, db_int8(res, i, API_COL_COMMENT_AUTHOR_ID), flags);
+        api_comment_object(b, res, i, sets ? flags[1] : -1);
         first = 0;
     }
     evbuffer_add(b, "]}", 2);
@@ -46,7 +72,16 @@ on_list(void *arg, enum db_status st, const PGresult *res)
 void
 api_comments_list(struct http_ctx *c)
 {
-    api_param_query(c, SQL_COMMENTS_LIST, on_list);
+    struct list_req *r;
+    struct cache_viewer v;
+
+    if (!(r = api_state_new(c, sizeof(*r), free)))
+        return;
+    r->params[0] = http_param(c, 0, NULL);
+    r->params[1] = api_viewer(c, r->viewer);
+    r->by_sets = cache_viewer_now(c->env->cache, api_req(c)->user_id, &v);
+    r->params[2] = r->by_sets ? NULL : r->params[1];
+    api_query(c, SQL_COMMENTS_LIST, r->params, on_list);
 }
 
 /* A comment's creation between its steps: the parsed body, its key. */
@@ -81,7 +116,7 @@ on_created(void *arg, enum db_status st, const PGresult *res)
     }
     b = c->env->scratch;
     evbuffer_add(b, "{\"comment\":", 11);
-    api_comment_object(b, res, 0);
+    api_comment_object(b, res, 0, -1);
     evbuffer_add(b, "}", 1);
     http_reply(c, 200, b);
 }

@@ -109,6 +109,22 @@ cache_viewer_get(struct cache *k, int64_t viewer, struct cache_viewer *out)
     return 1;
 }
 
+int
+cache_viewer_now(struct cache *k, int64_t viewer, struct cache_viewer *out)
+{
+    if (!k || !viewer || !cache_enabled(k))
+        return 0;
+    cache_release(k);
+    return cache_viewer_get(k, viewer, out) == 1;
+}
+
+void
+cache_viewer_flags(const struct cache_viewer *v, int64_t article, int64_t author, int flags[2])
+{
+    flags[0] = v && cache_ids_has(v->favorites, v->nfavorites, article);
+    flags[1] = v && cache_ids_has(v->follows, v->nfollows, author);
+}
+
 void
 cache_fill_viewer(struct cache *k, int64_t viewer, const PGresult *res, uint64_t epoch)
 {
@@ -157,6 +173,7 @@ rec_render(struct evbuffer *b, const void *val, const struct rec *r, int with_bo
            const struct cache_viewer *v)
 {
     const char *p = (const char *)val + sizeof(*r);
+    int flags[2];
 
     evbuffer_add(b, p, r->head);
     p += r->head;
@@ -168,10 +185,10 @@ rec_render(struct evbuffer *b, const void *val, const struct rec *r, int with_bo
         p += r->body;
     evbuffer_add(b, p, r->tail);
     p += r->tail;
-    api_article_flags(b, v && cache_ids_has(v->favorites, v->nfavorites, r->id),
-                      r->favorites_count);
+    cache_viewer_flags(v, r->id, r->author_id, flags);
+    api_article_flags(b, flags[0], r->favorites_count);
     evbuffer_add(b, p, r->author);
-    json_out_bool(b, v && cache_ids_has(v->follows, v->nfollows, r->author_id));
+    json_out_bool(b, flags[1]);
     evbuffer_add(b, "}}", 2);
 }
 

@@ -71,6 +71,18 @@ int cache_ids_has(const int64_t *ids, size_t n, int64_t id);
 int cache_viewer_get(struct cache *k, int64_t viewer, struct cache_viewer *out);
 void cache_fill_viewer(struct cache *k, int64_t viewer, const PGresult *res, uint64_t epoch);
 
+/*
+ * For a read sent without the flags' viewer (sql/queries.sql): 1 with
+ * *out filled when the cache is on and holds both sets of the signed-in
+ * viewer, fresh; else 0.  It takes cache_release() first (the copies
+ * handed out before are dead: call it before any other lookup of the
+ * answer, as a request's first lookup).
+ */
+int cache_viewer_now(struct cache *k, int64_t viewer, struct cache_viewer *out);
+/* The viewer's two flags for an article: flags[0] favorited, flags[1] following its author. */
+void cache_viewer_flags(const struct cache_viewer *v, int64_t article, int64_t author,
+                        int flags[2]);
+
 /* A page's key into key[CACHE_KEY_MAX]; -1 when it cannot have one. */
 int cache_page_key(enum cache_list kind, const char *filter, int64_t viewer, const char *limit,
                    const char *offset, char *key);

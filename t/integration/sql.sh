@@ -88,6 +88,9 @@ sql() { psql -X -q -At -v ON_ERROR_STOP=1 -P null=NULL -c "$1" 2>>"$T/psql.err";
 q() { "$Q" exec "$@" 2>>"$T/qtool.err" | tr '\037' ','; }
 # A write without an Idempotency-Key: its last two parameters (key, fingerprint) NULL.
 q_nokey() { q "$@" '\N' '\N'; }
+# A read the cache answers: its last parameter, the flags' viewer, is the
+# viewer (the last argument given), as the server sends it without a cache.
+qr() { eval "_v=\${$#}"; q "$@" "$_v"; }
 # Field N of the first row, and field N of every row joined by spaces.
 f1() { awk -F'|' -v n="$1" 'NR == 1 { print $n }'; }
 fall() { awk -F'|' -v n="$1" '{ printf "%s%s", (NR > 1 ? " " : ""), $n } END { print "" }'; }
@@ -210,7 +213,7 @@ is "favorites.created_at is the article's" \
     "$(sql "SELECT count(*) FROM favorites f JOIN articles a ON a.id = f.article_id WHERE f.created_at <> a.created_at")" 0
 
 # ------------------------------------------------------------ lists
-L() { q articles_list '\N' '\N' '\N' "$@"; }
+L() { qr articles_list '\N' '\N' '\N' "$@"; }
 is "global list, newest first, ties by id" "$(L 10 0 "$A" | fall 1)" "five no-tags zoo $s2 dragons"
 is "articlesCount on every row" "$(L 10 0 "$A" | fall 13)" "5 5 5 5 5"
 is "favorited, alice's view" "$(L 10 0 "$A" | fall 7)" "f f f t t"
@@ -225,25 +228,25 @@ is "tag lists in the list" "$(L 10 0 "$A" | fall 4)" "  Apple,dragons,zoo dragon
 is "limit 2 offset 1" "$(L 2 1 "$A" | fall 1)" "no-tags zoo"
 is "limit 2 offset 1 keeps the total count" "$(L 2 1 "$A" | fall 13)" "5 5"
 is "a page past the end: one row, slug NULL, the count" "$(L 10 10 "$A" | awk -F'|' '{ print NR, $1, $13 }')" "1 NULL 5"
-is "the wrong variant for the shape gives zero rows" "$(q articles_list dragons '\N' '\N' 10 0 "$A")" ""
+is "the wrong variant for the shape gives zero rows" "$(qr articles_list dragons '\N' '\N' 10 0 "$A")" ""
 
-T1() { q articles_list_tag "$1" '\N' '\N' "$2" "$3" "$A"; }
+T1() { qr articles_list_tag "$1" '\N' '\N' "$2" "$3" "$A"; }
 is "?tag=dragons" "$(T1 dragons 10 0 | fall 1)" "zoo $s2 dragons"
 is "?tag=dragons count" "$(T1 dragons 10 0 | f1 13)" 3
 is "?tag=dragons limit 1 offset 1" "$(T1 dragons 1 1 | fall 1)" "$s2"
 is "?tag= unknown: empty page, count 0" "$(T1 nosuch 10 0 | awk -F'|' '{ print NR, $1, $13 }')" "1 NULL 0"
 is "?tag=dragons, flags from alice's view" "$(T1 dragons 10 0 | fall 7)" "f t t"
-A1() { q articles_list_author '\N' "$1" '\N' 10 0 "$2"; }
+A1() { qr articles_list_author '\N' "$1" '\N' 10 0 "$2"; }
 is "?author=bob" "$(A1 bob "$A" | fall 1)" "no-tags dragons"
 is "?author=bob count" "$(A1 bob "$A" | f1 13)" 2
 is "?author=bob, following from alice's and carol's view" "$(A1 bob "$A" | fall 12) $(A1 bob "$C" | fall 12)" "t t f f"
 is "?author= unknown: count 0" "$(A1 nobody "$A" | awk -F'|' '{ print NR, $1, $13 }')" "1 NULL 0"
-F1() { q articles_list_favorited '\N' '\N' "$1" 10 0 "$2"; }
+F1() { qr articles_list_favorited '\N' '\N' "$1" 10 0 "$2"; }
 is "?favorited=alice" "$(F1 alice "$B" | fall 1)" "$s2 dragons"
 is "?favorited=alice count" "$(F1 alice "$B" | f1 13)" 2
 is "?favorited=alice, favorited from bob's view" "$(F1 alice "$B" | fall 7)" "f t"
 is "?favorited=dave (none)" "$(F1 dave "$B" | awk -F'|' '{ print NR, $1, $13 }')" "1 NULL 0"
-M() { q articles_list_filtered "$1" "$2" "$3" 10 0 "$A"; }
+M() { qr articles_list_filtered "$1" "$2" "$3" 10 0 "$A"; }
 is "?tag=dragons&author=bob" "$(M dragons bob '\N' | awk -F'|' '{ print $1, $13 }')" "dragons 1"
 is "?tag=dragons&favorited=alice" "$(M dragons '\N' alice | fall 1) $(M dragons '\N' alice | f1 13)" "$s2 dragons 2"
 is "?author=carol&favorited=alice" "$(M '\N' carol alice | awk -F'|' '{ print $1, $13 }')" "$s2 1"
@@ -252,19 +255,26 @@ is "filters that exclude each other: empty page, count 0" "$(M zoo bob '\N' | aw
 is "an unknown filter value: count 0" "$(M dragons nobody '\N' | f1 13)" 0
 is "one filter through the filtered variant agrees" "$(M dragons '\N' '\N' | fall 1)" "zoo $s2 dragons"
 is "the filtered variant without a filter gives zero rows" "$(M '\N' '\N' '\N')" ""
-is "filtered limit 1 offset 1" "$(q articles_list_filtered dragons '\N' alice 1 1 "$A" | awk -F'|' '{ print $1, $13 }')" "dragons 2"
+is "filtered limit 1 offset 1" "$(qr articles_list_filtered dragons '\N' alice 1 1 "$A" | awk -F'|' '{ print $1, $13 }')" "dragons 2"
 
-is "feed of alice (follows bob, carol)" "$(q articles_feed "$A" 10 0 | fall 1)" "no-tags $s2 dragons"
-is "feed count" "$(q articles_feed "$A" 10 0 | f1 13)" 3
-is "feed: following true, favorited hers" "$(q articles_feed "$A" 10 0 | fall 12) $(q articles_feed "$A" 10 0 | fall 7)" "t t t f t t"
-is "feed limit 1 offset 2" "$(q articles_feed "$A" 1 2 | fall 1)" "dragons"
+is "feed of alice (follows bob, carol)" "$(q articles_feed "$A" 10 0 "$A" | fall 1)" "no-tags $s2 dragons"
+is "feed count" "$(q articles_feed "$A" 10 0 "$A" | f1 13)" 3
+is "feed: following true, favorited hers" "$(q articles_feed "$A" 10 0 "$A" | fall 12) $(q articles_feed "$A" 10 0 "$A" | fall 7)" "t t t f t t"
+is "feed limit 1 offset 2" "$(q articles_feed "$A" 1 2 "$A" | fall 1)" "dragons"
 is "feed of dave (follows nobody): empty page, count 0" \
-    "$(q articles_feed "$D" 10 0 | awk -F'|' '{ print NR, $1, $13 }')" "1 NULL 0"
+    "$(q articles_feed "$D" 10 0 "$D" | awk -F'|' '{ print NR, $1, $13 }')" "1 NULL 0"
 
-is "article_get, alice's view" "$(q article_get dragons "$A" | awk -F'|' '{ print $1, $4, $7, $8, $9, $12, $13 }')" \
+is "article_get, alice's view" "$(qr article_get dragons "$A" | awk -F'|' '{ print $1, $4, $7, $8, $9, $12, $13 }')" \
     "dragons dragons,training t 2 bob t Body 1"
-is "article_get, anonymous" "$(q article_get dragons '\N' | awk -F'|' '{ print $7, $12 }')" "f f"
-is "article_get of an unknown slug: zero rows" "$(q article_get nope "$A")" ""
+is "article_get, anonymous" "$(qr article_get dragons '\N' | awk -F'|' '{ print $7, $12 }')" "f f"
+is "article_get of an unknown slug: zero rows" "$(qr article_get nope "$A")" ""
+# The flags' viewer NULL (a worker that sets the flags from its cache):
+# the flags false, the rest as alice's view, the ids the worker looks up.
+is "article_get, alice's view without the flags' viewer" \
+    "$(q article_get dragons "$A" '\N' | awk -F'|' '{ print $1, $7, $8, $12, $13, $15, $16 }')" \
+    "dragons f 2 f Body 1 $(sql "SELECT id FROM articles WHERE slug = 'dragons'") $B"
+is "the lists without the flags' viewer: flags false" \
+    "$(q articles_list '\N' '\N' '\N' 10 0 "$A" '\N' | fall 7) $(q articles_feed "$A" 10 0 '\N' | fall 7)" "f f f f f f f f"
 
 # ------------------------------------------------------------ comments
 c1=$(q_nokey comment_insert dragons "$C" 'first' | f1 1)
@@ -299,16 +309,18 @@ is "and it is purged, with the other expired ones" "$(sql "SELECT count(*) FROM 
 sql "DELETE FROM comments WHERE body = 'keyed'"
 sql "DELETE FROM articles WHERE slug = 'keyed'"
 sql "DELETE FROM users WHERE username = 'keyuser'"
-is "comments newest first" "$(q comments_list dragons "$A" | fall 4)" "third second first"
-is "comment author following, alice's view" "$(q comments_list dragons "$A" | fall 8)" "f t t"
-is "comments of an article without any: one row, id NULL" "$(q comments_list five "$A")" "NULL|NULL|NULL|NULL|NULL|NULL|NULL|f|f"
-is "comments of an unknown article: zero rows" "$(q comments_list nope "$A")" ""
+is "comments newest first" "$(qr comments_list dragons "$A" | fall 4)" "third second first"
+is "comment author following, alice's view" "$(qr comments_list dragons "$A" | fall 8)" "f t t"
+is "without the flags' viewer: following false, the authors' ids given" \
+    "$(q comments_list dragons "$A" '\N' | fall 8) $(q comments_list dragons "$A" '\N' | fall 10)" "f f f $A $B $C"
+is "comments of an article without any: one row, id NULL" "$(qr comments_list five "$A")" "NULL|NULL|NULL|NULL|NULL|NULL|NULL|f|f|NULL"
+is "comments of an unknown article: zero rows" "$(qr comments_list nope "$A")" ""
 sql "INSERT INTO comments (article_id, author_id, body, created_at)
      SELECT (SELECT id FROM articles WHERE slug = 'five'), $D, 'c' || i,
             timestamptz '2026-02-01' + i * interval '1 minute'
        FROM generate_series(1, 130) AS i"
-is "at most the 100 newest comments" "$(q comments_list five "$A" | wc -l | tr -d ' ')" 100
-is "newest first, the oldest 30 left out" "$(q comments_list five "$A" | awk -F'|' 'NR == 1 || NR == 100 { print $4 }' | tr '\n' ' ')" "c130 c31 "
+is "at most the 100 newest comments" "$(qr comments_list five "$A" | wc -l | tr -d ' ')" 100
+is "newest first, the oldest 30 left out" "$(qr comments_list five "$A" | awk -F'|' 'NR == 1 || NR == 100 { print $4 }' | tr '\n' ' ')" "c130 c31 "
 is "comment_delete by another user: 403 (found, found, not author)" "$(q comment_delete dragons "$c2" "$A")" "t|t|f|f"
 is "and the comment stays" "$(sql "SELECT count(*) FROM comments WHERE id = $c2")" 1
 is "comment_delete under the wrong article: 404 (comment not found)" "$(q comment_delete zoo "$c2" "$B")" "t|f|f|f"
@@ -337,7 +349,7 @@ is "a free base is taken as is" "$(q article_update "$sn" "$B" fresh-title 'Fres
     "fresh-title new,training"
 is "tags '' removes them all" "$(q article_update fresh-title "$B" '\N' '\N' '\N' '\N' '' | f1 4)" ""
 is "tags set again" "$(q article_update fresh-title "$B" '\N' '\N' '\N' '\N' "zoo${US}new" | f1 4)" "new,zoo"
-is "the stored tags agree" "$(q article_get fresh-title "$B" | f1 4)" "new,zoo"
+is "the stored tags agree" "$(qr article_get fresh-title "$B" | f1 4)" "new,zoo"
 is "article_update's created_at copy of new tags" \
     "$(sql "SELECT count(*) FROM article_tags x JOIN articles a ON a.id = x.article_id WHERE x.created_at <> a.created_at")" 0
 is "article_delete by another user: is_author false (403)" "$(q article_delete dragons "$A")" "f|f"
@@ -459,9 +471,9 @@ pgbench -n -M prepared -c 4 -j 2 -t 100 -f "$T/upd1.pgb" -f "$T/upd2.pgb" condui
     >"$T/pgbench-upd.log" 2>&1
 is "concurrent updates of one article all succeed" \
     "$? $(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$T/pgbench-upd.log")" "0 0"
-case $(q article_get hot "$A" | f1 4) in
+case $(qr article_get hot "$A" | f1 4) in
 t1,t3 | t2,t4,t5) pass "its tags are exactly one of the two sets" ;;
-*) fail "its tags are exactly one of the two sets: got '$(q article_get hot "$A" | f1 4)'" ;;
+*) fail "its tags are exactly one of the two sets: got '$(qr article_get hot "$A" | f1 4)'" ;;
 esac
 is "counters exact after them" "$(counters_ok)" t
 
@@ -493,9 +505,11 @@ before=$(sql "SELECT (SELECT count(*) FROM favorites), (SELECT count(*) FROM fol
 is "caller gone: profile_get" "$(q profile_get bob "$GID" | f1 6)" t
 is "caller gone: profile_get of nobody, still a row" "$(q profile_get nobody "$GID" | f1 6)" t
 is "caller gone: profile_get anonymously, no" "$(q profile_get bob '\N' | f1 6)" f
-is "caller gone: article_get of nothing, still a row" "$(q article_get nope "$GID" | f1 14)" t
-is "caller gone: articles_list" "$(q articles_list '\N' '\N' '\N' 10 0 "$GID" | f1 14)" t
-is "caller gone: articles_feed" "$(q articles_feed "$GID" 10 0 | f1 14)" t
+is "caller gone: article_get of nothing, still a row" "$(qr article_get nope "$GID" | f1 14)" t
+is "caller gone, without the flags' viewer: still seen" \
+    "$(q article_get nope "$GID" '\N' | f1 14) $(q comments_list nope "$GID" '\N' | f1 9) $(q articles_list '\N' '\N' '\N' 10 0 "$GID" '\N' | f1 14)" "t t t"
+is "caller gone: articles_list" "$(qr articles_list '\N' '\N' '\N' 10 0 "$GID" | f1 14)" t
+is "caller gone: articles_feed" "$(q articles_feed "$GID" 10 0 "$GID" | f1 14)" t
 is "caller gone: favorite" "$(q favorite five "$GID" | f1 14)" t
 is "caller gone: comment_insert" "$(q_nokey comment_insert five "$GID" boo | f1 9)" t
 is "caller gone: follow" "$(q follow bob "$GID" | f1 6)" t

@@ -115,8 +115,10 @@ SQL
 check "a user cannot follow himself (the check the feed relies on)" \
     sh -c "! psql -X -q -c 'INSERT INTO follows (follower_id, followee_id) VALUES (3, 3)' 2>/dev/null"
 
-# Cases: viewer, limit, offset.  Every viewer listed above, one id that was
-# never a user, one whose row is deleted below (the caller gone).
+# Cases: viewer, limit, offset, the flags' viewer.  Every viewer listed
+# above, one id that was never a user, one whose row is deleted below (the
+# caller gone); the flags' viewer is the viewer, or NULL (the worker sets
+# the flags itself) for every third viewer.
 GONE=$(sql "INSERT INTO users (username, email, password_hash) VALUES ('gone', 'gone@x.io', 'h') RETURNING id")
 sql "INSERT INTO follows (follower_id, followee_id) VALUES ($GONE, 1), ($GONE, 2)" >/dev/null
 : >"$T/feed.cases"
@@ -124,13 +126,16 @@ for v in $(seq 1 120) 999999 "$GONE"; do
     for lo in "10 0" "1 0" "3 1" "10 10" "7 5" "20 13" "100 0" "100 250" "2 299" "10 400" "5 2000"; do
         # shellcheck disable=SC2086
         set -- $lo
-        echo "$v, $1, $2" >>"$T/feed.cases"
+        f=$v
+        [ $((${v#-} % 3)) = 0 ] && f=NULL
+        echo "$v, $1, $2, $f" >>"$T/feed.cases"
     done
 done
 
 # The feed, by its definition: the articles of the users the viewer
 # follows, newest first, ties by the newer id; the count is count(*); the
-# page capped at 100; one row with slug NULL when the page is empty.
+# page capped at 100; one row with slug NULL when the page is empty;
+# favorited the flags' viewer's ($4).
 cat >"$T/ref.sql" <<'SQL'
 PREPARE ref_feed AS
 SELECT p.slug, p.title, p.description,
@@ -138,7 +143,7 @@ SELECT p.slug, p.title, p.description,
                    FROM article_tags x JOIN tags t ON t.id = x.tag_id
                   WHERE x.article_id = p.id), '') AS tag_list,
        p.created_at, p.updated_at,
-       EXISTS (SELECT 1 FROM favorites f WHERE f.user_id = $1::int8 AND f.article_id = p.id) AS favorited,
+       EXISTS (SELECT 1 FROM favorites f WHERE f.user_id = $4::int8 AND f.article_id = p.id) AS favorited,
        p.favorites_count,
        u.username, u.bio, u.image,
        EXISTS (SELECT 1 FROM follows fo
@@ -164,8 +169,8 @@ cat >>"$T/ref.sql" <<'SQL'
 PREPARE ref_comments AS
 SELECT c.id, c.created_at, c.updated_at, c.body, u.username, u.bio, u.image,
        EXISTS (SELECT 1 FROM follows fo
-                WHERE fo.follower_id = $2::int8 AND fo.followee_id = c.author_id) AS following,
-       g.gone AS caller_gone
+                WHERE fo.follower_id = $3::int8 AND fo.followee_id = c.author_id) AS following,
+       g.gone AS caller_gone, c.author_id
   FROM (SELECT $2::int8 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM users v WHERE v.id = $2::int8) AS gone) g
   LEFT JOIN articles a ON a.slug = $1::text
   LEFT JOIN (SELECT x.*, row_number() OVER (PARTITION BY x.article_id
@@ -178,8 +183,9 @@ SQL
 : >"$T/comments.cases"
 for a in $(sql "SELECT slug FROM articles WHERE id % 5 = 0 AND id < 200 OR id = (SELECT min(id) FROM articles) ORDER BY id") nosuch; do
     for v in 1 6 50 101 NULL 999999 "$GONE"; do
-        echo "'$a', $v" >>"$T/comments.cases"
+        echo "'$a', $v, $v" >>"$T/comments.cases"
     done
+    echo "'$a', 1, NULL" >>"$T/comments.cases"
 done
 
 {
@@ -222,7 +228,7 @@ same "comments: identical after deletes and VACUUM" comments_list ref_comments "
 # would show as a Sort under the Limit).
 hot=$(sql "SELECT slug FROM articles ORDER BY id LIMIT 1")
 plan=$(psql -X -q -At -c "SET plan_cache_mode = force_generic_plan" -c "$(stmt comments_list cl)" \
-    -c "EXPLAIN (COSTS OFF) EXECUTE cl('$hot', 1)" 2>>"$T/psql.err" | tr '\n' ' ')
+    -c "EXPLAIN (COSTS OFF) EXECUTE cl('$hot', 1, 1)" 2>>"$T/psql.err" | tr '\n' ' ')
 check "comments: the generic plan reads the article's comments by index, under the limit" \
     sh -c "echo '$plan' | grep -q 'Limit *-> *Index Scan using comments_article_created_idx'"
 

@@ -25,31 +25,31 @@ sh "$top/t/sql/prepare-all.sh" -b "$tmp" >/dev/null
 # ones in synth.sh: user1 wrote ~10k articles, favorited ~16k, follows
 # ~1k users; tag1 is on ~80k articles; article-1 has ~13k comments.
 cat >"$tmp/cases" <<'CASES'
-list_global~articles_list(NULL, NULL, NULL, 10, 0, 4242)~0
-list_global_viewer1~articles_list(NULL, NULL, NULL, 10, 0, 1)~0
-list_global_anon~articles_list(NULL, NULL, NULL, 10, 0, NULL)~0
-list_global_off200~articles_list(NULL, NULL, NULL, 10, 200, 4242)~0
-list_global_lim100~articles_list(NULL, NULL, NULL, 100, 0, 4242)~0
-list_tag_popular~articles_list_tag('tag1', NULL, NULL, 10, 0, 4242)~0
-list_tag_popular_off200~articles_list_tag('tag1', NULL, NULL, 10, 200, 4242)~0
-list_tag_rare~articles_list_tag('tag200', NULL, NULL, 10, 0, 4242)~0
-list_tag_unknown~articles_list_tag('nosuchtag', NULL, NULL, 10, 0, 4242)~0
-list_author_prolific~articles_list_author(NULL, 'user1', NULL, 10, 0, 4242)~0
-list_author_typical~articles_list_author(NULL, 'user5000', NULL, 10, 0, 4242)~0
-list_fav_heavy~articles_list_favorited(NULL, NULL, 'user1', 10, 0, 4242)~0
-list_fav_heavy_off200~articles_list_favorited(NULL, NULL, 'user1', 10, 200, 4242)~0
-list_fav_typical~articles_list_favorited(NULL, NULL, 'user50000', 10, 0, 4242)~0
-list_tag_author~articles_list_filtered('tag1', 'user1', NULL, 10, 0, 4242)~0
-list_tag_author_typical~articles_list_filtered('tag1', 'user5000', NULL, 10, 0, 4242)~0
-list_tag_fav~articles_list_filtered('tag1', NULL, 'user1', 10, 0, 4242)~0
-feed_heavy~articles_feed(1, 10, 0)~0
-feed_heavy_off200~articles_feed(1, 10, 200)~0
-feed_typical~articles_feed(50000, 10, 0)~0
-feed_p99~articles_feed(300, 10, 0)~0
-article_get_hot~article_get('article-1', 4242)~0
-article_get~article_get('article-250000', 4242)~0
-comments_hot~comments_list('article-1', 4242)~0
-comments~comments_list('article-250000', 4242)~0
+list_global~articles_list(NULL, NULL, NULL, 10, 0, 4242, 4242)~0
+list_global_viewer1~articles_list(NULL, NULL, NULL, 10, 0, 1, 1)~0
+list_global_anon~articles_list(NULL, NULL, NULL, 10, 0, NULL, NULL)~0
+list_global_off200~articles_list(NULL, NULL, NULL, 10, 200, 4242, 4242)~0
+list_global_lim100~articles_list(NULL, NULL, NULL, 100, 0, 4242, 4242)~0
+list_tag_popular~articles_list_tag('tag1', NULL, NULL, 10, 0, 4242, 4242)~0
+list_tag_popular_off200~articles_list_tag('tag1', NULL, NULL, 10, 200, 4242, 4242)~0
+list_tag_rare~articles_list_tag('tag200', NULL, NULL, 10, 0, 4242, 4242)~0
+list_tag_unknown~articles_list_tag('nosuchtag', NULL, NULL, 10, 0, 4242, 4242)~0
+list_author_prolific~articles_list_author(NULL, 'user1', NULL, 10, 0, 4242, 4242)~0
+list_author_typical~articles_list_author(NULL, 'user5000', NULL, 10, 0, 4242, 4242)~0
+list_fav_heavy~articles_list_favorited(NULL, NULL, 'user1', 10, 0, 4242, 4242)~0
+list_fav_heavy_off200~articles_list_favorited(NULL, NULL, 'user1', 10, 200, 4242, 4242)~0
+list_fav_typical~articles_list_favorited(NULL, NULL, 'user50000', 10, 0, 4242, 4242)~0
+list_tag_author~articles_list_filtered('tag1', 'user1', NULL, 10, 0, 4242, 4242)~0
+list_tag_author_typical~articles_list_filtered('tag1', 'user5000', NULL, 10, 0, 4242, 4242)~0
+list_tag_fav~articles_list_filtered('tag1', NULL, 'user1', 10, 0, 4242, 4242)~0
+feed_heavy~articles_feed(1, 10, 0, 1)~0
+feed_heavy_off200~articles_feed(1, 10, 200, 1)~0
+feed_typical~articles_feed(50000, 10, 0, 50000)~0
+feed_p99~articles_feed(300, 10, 0, 300)~0
+article_get_hot~article_get('article-1', 4242, 4242)~0
+article_get~article_get('article-250000', 4242, 4242)~0
+comments_hot~comments_list('article-1', 4242, 4242)~0
+comments~comments_list('article-250000', 4242, 4242)~0
 profile~profile_get('user1', 4242)~0
 tags~tags_list~0
 login~user_by_email('USER4242@example.com')~0

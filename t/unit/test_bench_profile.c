@@ -178,7 +178,7 @@ static const struct {
      "no statement named \"drop_everything\" in sql/queries.sql"},
     {"{\"method\": \"GET\", \"path\": \"/a\", \"sql\": {\"query\": \"article_get\", \"params\": "
      "[\"x\"]}}",
-     "article_get takes 2 parameter(s), 1 given"},
+     "article_get takes 3 parameter(s), 1 given"},
     {"{\"method\": \"GET\", \"path\": \"/api/articles/{my_slug}\"}",
      "uses {my_slug} but has no \"needs\""},
 };
