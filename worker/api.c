@@ -162,6 +162,14 @@ api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db
 }
 
 void
+api_flags_resend(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb)
+{
+    scoreboard_add(&c->env->slot->c.cache_flag_resends, 1);
+    api_req(c)->cache_fill = 0;
+    api_query(c, q, params, cb);
+}
+
+void
 api_wrote(struct http_ctx *c, int64_t user)
 {
     const struct env *e = c->env;

@@ -134,6 +134,15 @@ int api_hash_shed(struct http_ctx *c, int ok);
 void api_query(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb);
 
 /*
+ * A read sent without the flags' viewer (sql/queries.sql) whose caller's
+ * sets went stale before its answer: sent again, params now carrying the
+ * viewer, to cb; counted (conduitd_cache_flag_resends_total).  The first
+ * answer filled the cache already: this one does not.
+ */
+void api_flags_resend(struct http_ctx *c, enum sql_query_id q, const char *const *params,
+                      db_cb cb);
+
+/*
  * Before a query whose answer will be given to cache_put(): takes the
  * cache's epoch, and sends the query to the primary even with standbys
  * (worker/cache.h says why a standby's answer could outlive an

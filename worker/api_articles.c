@@ -359,8 +359,7 @@ read_flags(struct http_ctx *c, struct cache_viewer *v, db_cb cb)
         return 1;
     r->by_sets = 0;
     r->params[r->flag] = api_viewer(c, r->viewer);
-    api_req(c)->cache_fill = 0;
-    api_query(c, r->q, r->params, cb);
+    api_flags_resend(c, r->q, r->params, cb);
     return 0;
 }
 

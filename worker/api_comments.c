@@ -48,7 +48,7 @@ on_list(void *arg, enum db_status st, const PGresult *res)
         if (!cache_viewer_now(c->env->cache, api_req(c)->user_id, &v)) {
             r->by_sets = 0;
             r->params[2] = r->params[1];
-            api_query(c, SQL_COMMENTS_LIST, r->params, on_list);
+            api_flags_resend(c, SQL_COMMENTS_LIST, r->params, on_list);
             return;
         }
         sets = &v;

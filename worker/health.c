@@ -69,7 +69,7 @@ add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
         ",\"cache\":{\"enabled\":%s,\"entries\":%llu,\"bytes\":%llu,\"capacity\":%llu,"
         "\"max_entries\":%llu,\"shards\":%u,\"evictions\":%llu,\"resets\":%llu,\"hits\":%llu,"
         "\"misses\":%llu,\"invalidations\":%llu,\"unadmitted\":%llu,"
-        "\"waits\":%llu,\"stale_answers\":%llu",
+        "\"waits\":%llu,\"stale_answers\":%llu,\"flag_resends\":%llu",
         cache_enabled(k) ? "true" : "false", (unsigned long long)z.entries,
         (unsigned long long)z.bytes, (unsigned long long)z.capacity,
         (unsigned long long)z.max_entries, z.shards, (unsigned long long)z.evictions,
@@ -79,7 +79,8 @@ add_cache(struct evbuffer *b, const struct env *e, struct cache *k)
         (unsigned long long)atomic_load_explicit(&s->c.cache_invalidations, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_unadmitted, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&s->c.cache_waits, memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&s->c.cache_stale_answers, memory_order_relaxed));
+        (unsigned long long)atomic_load_explicit(&s->c.cache_stale_answers, memory_order_relaxed),
+        (unsigned long long)atomic_load_explicit(&s->c.cache_flag_resends, memory_order_relaxed));
     add_lookups(b, &s->c);
     if (cache_peers_mismatch(e->peers, peer, sizeof(peer), &ago_ms))
         evbuffer_add_printf(b, ",\"mismatch\":{\"writer\":\"%s\",\"ms_ago\":%lld}", peer,

@@ -368,6 +368,11 @@ write_cache(struct evbuffer *b, const struct scoreboard_counters *t, const struc
         "Answers given with a cached value that had changed, within cache_stale_max, instead of "
         "waiting behind a backed-up database for the statement refreshing it.",
         (long long)get(&t->cache_stale_answers));
+    one(b, "conduitd_cache_flag_resends_total", "counter",
+        "Reads sent without the flags' viewer (the caller's followees and favorites were cached) "
+        "and sent again with it, because those sets changed or were evicted while the first "
+        "statement ran.",
+        (long long)get(&t->cache_flag_resends));
     one(b, "conduitd_cache_unadmitted_total", "counter",
         "Values read from the database and not stored: their key was put fewer than "
         "cache_min_uses times lately.",

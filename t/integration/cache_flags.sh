@@ -10,8 +10,8 @@
 #   - without the cache the same reads send her id there;
 #   - the sets going stale while the statement runs (a comment list held
 #     by a table lock while she unfollows the author, whose answer came
-#     first): the statement is sent again with her id, and the answer says
-#     she no longer follows him.
+#     first): the statement is sent again with her id, the answer says
+#     she no longer follows him, and /metrics and /healthz count the resend.
 . "$top_srcdir/t/lib.sh"
 command -v jq >/dev/null || skip "jq not installed"
 
@@ -34,7 +34,8 @@ params_of() {
 ARTICLE_GET='AS article_id, a.author_id'
 COMMENTS='FROM comments x'
 
-conduitd_start -w 1 --bcrypt-cost 4 --cache on
+conduitd_start -w 1 --bcrypt-cost 4 --cache on --status-listen 127.0.0.1:0
+status_base
 ALICE=$(register alice)
 BOB=$(register bob)
 AID=$(psql -X -At -c "SELECT id FROM users WHERE username = 'alice'")
@@ -90,6 +91,10 @@ is "the held list answers that she no longer follows him" \
 is "its statement was sent without the viewer, then again with her id" \
     "$(params_of "$COMMENTS" | sed -n "$((n + 1)),\$p" | tr '\n' ' ')" \
     "\$1 = '$SLUG', \$2 = '$AID', \$3 = NULL \$1 = '$SLUG', \$2 = '$AID', \$3 = '$AID' "
+is "/metrics counts the one resend" \
+    "$(curl -s "$SBASE/metrics" | awk '$1 == "conduitd_cache_flag_resends_total" { print $2 }')" 1
+http GET /healthz
+is "and so does /healthz" "$(printf '%s' "$BODY" | jq .cache.flag_resends)" 1
 stop_pid "$CONDUITD_PID"
 
 # Without the cache, the rows carry the flags: her id is sent.
