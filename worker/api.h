@@ -139,8 +139,7 @@ void api_query(struct http_ctx *c, enum sql_query_id q, const char *const *param
  * viewer, to cb; counted (conduitd_cache_flag_resends_total).  The first
  * answer filled the cache already: this one does not.
  */
-void api_flags_resend(struct http_ctx *c, enum sql_query_id q, const char *const *params,
-                      db_cb cb);
+void api_flags_resend(struct http_ctx *c, enum sql_query_id q, const char *const *params, db_cb cb);
 
 /*
  * Before a query whose answer will be given to cache_put(): takes the
