@@ -131,11 +131,10 @@ struct scoreboard_counters {
     _Atomic uint64_t cache_unadmitted; /* not stored: keys put fewer than cache_min_uses times */
     _Atomic uint64_t cache_waits; /* misses that waited for another request's fill (cache_fill.h) */
     _Atomic uint64_t cache_stale_answers; /* answered stale, not waiting for a refresh (cache.h) */
-    _Atomic uint64_t
-        cache_flag_resends;           /* reads sent again: the caller's sets went stale (flags) */
-    _Atomic uint64_t bcrypt_jobs;     /* hashes and verifications handed to the threads */
-    _Atomic uint64_t reads[SB_READS]; /* read-only statements, with db_read: where they ran */
-    _Atomic uint64_t standby_skips;   /* times the worker began skipping the standbys */
+    _Atomic uint64_t cache_flag_resends;  /* reads sent again: their sets went stale (flags) */
+    _Atomic uint64_t bcrypt_jobs;         /* hashes and verifications handed to the threads */
+    _Atomic uint64_t reads[SB_READS];     /* read-only statements, with db_read: where they ran */
+    _Atomic uint64_t standby_skips;       /* times the worker began skipping the standbys */
     _Atomic uint64_t shed[SB_QUEUES][SB_SHEDS];
     _Atomic uint64_t db_orphaned; /* statements that had waited, whose client left as they ran */
 };

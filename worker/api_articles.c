@@ -113,18 +113,30 @@ drop_cached_tags(struct http_ctx *c)
         cache_drop(k, CACHE_KEY_TAGS);
 }
 
-/* {"article":{... with body}} from row 0; the flags from sets when given (api_article_object()). */
+/*
+ * Row row as an article object: its flags from the row, or from the
+ * caller's sets when given (a read sent without the flags' viewer).
+ */
+static void
+article_object(struct evbuffer *b, const PGresult *res, int row, int with_body,
+               const struct cache_viewer *sets)
+{
+    int flags[2];
+
+    if (sets)
+        cache_viewer_flags(sets, db_int8(res, row, API_COL_ARTICLE_ID),
+                           db_int8(res, row, API_COL_AUTHOR_ID), flags);
+    api_article_object(b, res, row, with_body, sets ? flags : NULL);
+}
+
+/* {"article":{... with body}} from row 0; the flags as article_object() says. */
 static void
 reply_article(struct http_ctx *c, int status, const PGresult *res, const struct cache_viewer *sets)
 {
     struct evbuffer *b = c->env->scratch;
-    int flags[2];
 
     evbuffer_add(b, "{\"article\":", 11);
-    if (sets)
-        cache_viewer_flags(sets, db_int8(res, 0, API_COL_ARTICLE_ID),
-                           db_int8(res, 0, API_COL_AUTHOR_ID), flags);
-    api_article_object(b, res, 0, 1, sets ? flags : NULL);
+    article_object(b, res, 0, 1, sets);
     evbuffer_add(b, "}", 1);
     http_reply(c, status, b);
 }
@@ -383,7 +395,7 @@ on_list(void *arg, enum db_status st, const PGresult *res)
     struct cache_viewer v;
     const struct cache_viewer *sets = NULL;
     struct evbuffer *b;
-    int n, first = 1, flags[2];
+    int n, first = 1;
 
     if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
@@ -409,10 +421,7 @@ on_list(void *arg, enum db_status st, const PGresult *res)
             continue; /* the empty page's count-only row */
         if (!first)
             evbuffer_add(b, ",", 1);
-        if (sets)
-            cache_viewer_flags(sets, db_int8(res, i, API_COL_ARTICLE_ID),
-                               db_int8(res, i, API_COL_AUTHOR_ID), flags);
-        api_article_object(b, res, i, 0, sets ? flags : NULL);
+        article_object(b, res, i, 0, sets);
         first = 0;
     }
     list_close(b, db_int8(res, 0, COL_ARTICLES_COUNT));

@@ -35,7 +35,7 @@ on_list(void *arg, enum db_status st, const PGresult *res)
     struct cache_viewer v;
     const struct cache_viewer *sets = NULL;
     struct evbuffer *b;
-    int n, flags[2];
+    int n;
 
     if (api_db_failed(c, st, res) || api_caller_gone(c, res))
         return;
@@ -60,9 +60,10 @@ on_list(void *arg, enum db_status st, const PGresult *res)
             continue; /* an article without comments */
         if (!first)
             evbuffer_add(b, ",", 1);
-        if (sets)
-            cache_viewer_flags(sets, 0, db_int8(res, i, API_COL_COMMENT_AUTHOR_ID), flags);
-        api_comment_object(b, res, i, sets ? flags[1] : -1);
+        api_comment_object(b, res, i,
+                           sets ? cache_ids_has(sets->follows, sets->nfollows,
+                                                db_int8(res, i, API_COL_COMMENT_AUTHOR_ID))
+                                : -1);
         first = 0;
     }
     evbuffer_add(b, "]}", 2);
